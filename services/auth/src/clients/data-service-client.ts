@@ -1,0 +1,70 @@
+/**
+ * Client of the data service's internal API (contract: shared/contracts/internal-api.ts).
+ * Authenticated with the service credential; propagates the request id.
+ */
+
+import type {
+  AuthenticateBody,
+  AuthenticateResponse,
+  LoginInfoResponse,
+  ProjectSettings,
+} from "../../../../shared/contracts/internal-api.ts";
+import { errors } from "../../../../shared/errors.ts";
+
+export interface DataServiceClient {
+  settings(account: string, project: string, requestId: string): Promise<ProjectSettings | null>;
+  loginInfo(account: string, project: string, requestId: string): Promise<LoginInfoResponse | null>;
+  authenticate(
+    account: string,
+    project: string,
+    body: AuthenticateBody,
+    requestId: string,
+  ): Promise<AuthenticateResponse | null>;
+}
+
+export function createDataServiceClient(
+  baseUrl: string,
+  serviceToken: string,
+  timeoutMs = 10_000,
+): DataServiceClient {
+  const root = `${baseUrl.replace(/\/+$/, "")}/internal/v1`;
+  const call = async <T>(
+    method: string,
+    path: string,
+    requestId: string,
+    body?: unknown,
+  ): Promise<T | null> => {
+    let response: Response;
+    try {
+      response = await fetch(`${root}${path}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${serviceToken}`,
+          "x-request-id": requestId,
+          ...(body === undefined ? {} : { "content-type": "application/json" }),
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+    } catch (err) {
+      throw errors.unavailable("The data service", err);
+    }
+    if (response.status === 404) {
+      await response.body?.cancel();
+      return null;
+    }
+    if (!response.ok) {
+      await response.body?.cancel();
+      throw errors.unavailable(`The data service (status ${response.status})`);
+    }
+    return (await response.json()) as T;
+  };
+  const path = (account: string, project: string) =>
+    `/accounts/${encodeURIComponent(account)}/projects/${encodeURIComponent(project)}`;
+  return {
+    settings: (a, p, id) => call<ProjectSettings>("GET", `${path(a, p)}/settings`, id),
+    loginInfo: (a, p, id) => call<LoginInfoResponse>("GET", `${path(a, p)}/login-info`, id),
+    authenticate: (a, p, body, id) =>
+      call<AuthenticateResponse>("POST", `${path(a, p)}/authenticate`, id, body),
+  };
+}

@@ -1,0 +1,107 @@
+/**
+ * Manual API keys (admin API): created by an operator for machine-to-machine
+ * use; the value is shown once; listings show every key of a project (generated
+ * and manual) without values or hashes.
+ */
+import { z } from "zod";
+import { errors } from "../../../../shared/errors.ts";
+import {
+  generateKey,
+  generateKeyId,
+  hashKey,
+  MANUAL_KEY_PATTERN,
+} from "../../../../shared/keys/key-format.ts";
+import { type KeyRecord, keyState } from "../../../../shared/keys/key-record.ts";
+import type { KeyStore } from "../../../../shared/keys/key-store.ts";
+import { formatExpiration } from "../../../../shared/time.ts";
+import type { DataServiceClient } from "../clients/data-service-client.ts";
+
+export const manualKeyBody = z.strictObject({
+  name: z.string().min(1).max(200),
+  roles: z.array(z.string().min(1).max(100)).max(100),
+  userIdentifier: z.string().max(200).optional(),
+  apikey: z
+    .string()
+    .regex(MANUAL_KEY_PATTERN, "8 to 200 characters of A-Z a-z 0-9 _ . ~ + / = -, no colon")
+    .optional(),
+  /** ISO 8601; without a zone it is read as UTC. Absent: the key does not expire. */
+  expiration: z.string().max(40).optional(),
+  globals: z.record(z.string().max(200), z.unknown()).optional(),
+  description: z.string().max(2000).optional(),
+});
+
+export interface ManualKeyDeps {
+  keys: KeyStore;
+  data: DataServiceClient;
+  now: () => number;
+}
+
+export function keyView(record: KeyRecord, now: number) {
+  return {
+    id: record.id,
+    name: record.name,
+    kind: record.kind,
+    status: keyState(record, now),
+    expiration: record.expiresAt === null ? null : formatExpiration(record.expiresAt),
+    roles: record.roles,
+    userIdentifier: record.userIdentifier,
+    description: record.description ?? null,
+    created: formatExpiration(record.createdAt),
+  };
+}
+
+function parseExpiration(text: string | undefined, now: number): number | null {
+  if (text === undefined) return null;
+  const withZone = /(Z|[+-]\d{2}:?\d{2})$/.test(text) ? text : `${text}Z`;
+  const at = Date.parse(withZone);
+  if (!/^\d{4}-\d{2}-\d{2}T/.test(text) || Number.isNaN(at)) {
+    throw errors.malformed("'expiration' must be an ISO 8601 date-time");
+  }
+  if (at <= now) throw errors.malformed("'expiration' must be in the future");
+  return at;
+}
+
+export async function createManualKey(
+  deps: ManualKeyDeps,
+  account: string,
+  project: string,
+  input: unknown,
+  requestId: string,
+) {
+  const parsed = manualKeyBody.safeParse(input);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => ({
+      path: ["$", ...i.path].join("."),
+      message: i.message,
+    }));
+    throw errors.malformed(`Invalid key: ${problems.map((p) => `${p.path}: ${p.message}`).join("; ")}`, {
+      problems,
+    });
+  }
+  const body = parsed.data;
+  const settings = await deps.data.settings(account, project, requestId);
+  if (!settings) throw errors.notFound(`No project '${project}' in account '${account}'`);
+  const unknown = body.roles.filter((r) => !settings.roles.includes(r));
+  if (unknown.length > 0) throw errors.malformed(`Unknown role(s) for this project: ${unknown.join(", ")}`);
+  const now = deps.now();
+  const apikey = body.apikey ?? generateKey();
+  const record: KeyRecord = {
+    id: generateKeyId(),
+    kind: "manual",
+    account,
+    project,
+    projectUid: settings.uid,
+    name: body.name,
+    description: body.description,
+    userIdentifier: body.userIdentifier ?? null,
+    roles: body.roles,
+    globals: body.globals ?? {},
+    createdAt: now,
+    expiresAt: parseExpiration(body.expiration, now),
+    status: "active",
+  };
+  if (!(await deps.keys.create(hashKey(apikey), record, now))) {
+    throw errors.malformed("That key value is already in use; choose another");
+  }
+  return { ...keyView(record, now), apikey };
+}

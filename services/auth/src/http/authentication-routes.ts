@@ -1,0 +1,53 @@
+/** POST …/@authentication (login, revalidate, disable, password change) and GET (login form fields). */
+import Router from "@koa/router";
+import type { Context } from "koa";
+import { errors } from "../../../../shared/errors.ts";
+import { readJsonBody } from "../../../../shared/http/json-body.ts";
+import type { RequestState } from "../../../../shared/http/request-context.ts";
+import { isValidName } from "../../../../shared/names.ts";
+import type { DataServiceClient } from "../clients/data-service-client.ts";
+import { type AuthenticationDeps, handleAuthentication } from "../domain/authentication.ts";
+
+export interface AuthenticationRouteDeps extends AuthenticationDeps {
+  data: DataServiceClient;
+  maxBodyBytes: number;
+}
+
+/** `?enablePasswordChange!` exactly, case-sensitive (a bare parameter or with any value). */
+export function wantsPasswordChange(querystring: string): boolean {
+  return querystring.split("&").some((part) => part.split("=")[0] === "enablePasswordChange!");
+}
+
+function scope(ctx: Context) {
+  const { account, project, version } = ctx.params as Record<string, string>;
+  for (const n of [account, project, version]) {
+    if (!isValidName(n ?? "")) throw errors.notFound(`No such account, project or version: '${n}'`);
+  }
+  return { account: account!, project: project!, version: version! };
+}
+
+export function authenticationRouter(deps: AuthenticationRouteDeps): Router {
+  const router = new Router({ prefix: "/rest/:account/:project/:version" });
+  const post = async (ctx: Context) => {
+    const s = scope(ctx);
+    const body = await readJsonBody(ctx, deps.maxBodyBytes);
+    ctx.body = await handleAuthentication(deps, {
+      ...s,
+      body,
+      enablePasswordChange: wantsPasswordChange(ctx.querystring),
+      clientAddress: ctx.ip,
+      requestId: (ctx.state as RequestState).requestId,
+    });
+  };
+  const get = async (ctx: Context) => {
+    const s = scope(ctx);
+    const info = await deps.data.loginInfo(s.account, s.project, (ctx.state as RequestState).requestId);
+    if (!info) throw errors.notFound(`No project '${s.project}' in account '${s.account}'`);
+    ctx.body = info;
+  };
+  for (const path of ["/@authentication", "/@authentication/"]) {
+    router.post(path, post);
+    router.get(path, get);
+  }
+  return router;
+}

@@ -1,0 +1,6 @@
+/** Starts the auth service: config from the environment, validated once. */
+import { authConfigSchema, parseConfig } from "../../../shared/config.ts";
+import { runService } from "../../../shared/http/serve.ts";
+import { createAuthService } from "./service.ts";
+
+await runService("auth", (env) => parseConfig(authConfigSchema, env), createAuthService);

@@ -1,0 +1,144 @@
+/**
+ * The in-memory plan of one write request: every row it changes, in the order
+ * first touched, with the row as read (for the guarded write and the undo) and
+ * its final state. Rows read during planning are cached so each is read once.
+ */
+import { randomBytes } from "node:crypto";
+import type { RowDocument, RowId, TenantStore } from "../store/tenant-store.ts";
+import type { PlannedWrite } from "../store/unit-of-work.ts";
+import type { ProjectModel, ResourceModel, TableModel } from "./project-model.ts";
+
+export type Verb = "INSERT" | "UPDATE" | "DELETE";
+
+export interface RowChange {
+  table: TableModel;
+  /** The resource the change is reported under in the txsummary. */
+  resource: ResourceModel;
+  id: RowId;
+  before: RowDocument | null;
+  after: RowDocument | null;
+  verb: Verb;
+}
+
+export function newChecksum(): string {
+  return randomBytes(8).toString("hex");
+}
+
+function rowKey(table: TableModel, id: RowId): string {
+  return `${table.name}\u0000${JSON.stringify(id)}`;
+}
+
+export class WritePlan {
+  readonly project: ProjectModel;
+  readonly #store: TenantStore;
+  readonly #changes = new Map<string, RowChange>();
+  readonly #reads = new Map<string, RowDocument | null>();
+
+  constructor(store: TenantStore, project: ProjectModel) {
+    this.#store = store;
+    this.project = project;
+  }
+
+  get changes(): RowChange[] {
+    return [...this.#changes.values()];
+  }
+
+  /** The row as this request currently sees it: its planned state, else the stored one (read once). */
+  async current(table: TableModel, id: RowId): Promise<RowDocument | null> {
+    const k = rowKey(table, id);
+    const change = this.#changes.get(k);
+    if (change) return change.after;
+    if (!this.#reads.has(k)) {
+      const doc = await this.#store
+        .rows(this.project.account, this.project.name, table.name)
+        .findOne({ _id: id }, { maxTimeMS: this.#store.queryTimeoutMs });
+      this.#reads.set(k, doc);
+    }
+    return this.#reads.get(k) ?? null;
+  }
+
+  /** Remembers rows found by a query, so later lookups by id do not read them again. */
+  remember(table: TableModel, doc: RowDocument): void {
+    const k = rowKey(table, doc._id);
+    if (!this.#changes.has(k) && !this.#reads.has(k)) this.#reads.set(k, doc);
+  }
+
+  planned(table: TableModel, id: RowId): RowChange | undefined {
+    return this.#changes.get(rowKey(table, id));
+  }
+
+  insert(resource: ResourceModel, doc: RowDocument): RowChange {
+    const k = rowKey(resource.table, doc._id);
+    const existing = this.#changes.get(k);
+    if (existing?.verb === "DELETE") {
+      // Deleted then inserted again in one request: an update of the stored row.
+      existing.after = doc;
+      existing.verb = "UPDATE";
+      return existing;
+    }
+    const change: RowChange = {
+      table: resource.table,
+      resource,
+      id: doc._id,
+      before: null,
+      after: doc,
+      verb: "INSERT",
+    };
+    this.#changes.set(k, change);
+    return change;
+  }
+
+  /** Records a new state of a row; keeps INSERT for rows this request inserted. */
+  update(resource: ResourceModel, before: RowDocument, after: RowDocument): RowChange {
+    const k = rowKey(resource.table, before._id);
+    const existing = this.#changes.get(k);
+    if (existing) {
+      existing.after = after;
+      return existing;
+    }
+    const change: RowChange = {
+      table: resource.table,
+      resource,
+      id: before._id,
+      before,
+      after,
+      verb: "UPDATE",
+    };
+    this.#changes.set(k, change);
+    return change;
+  }
+
+  delete(resource: ResourceModel, before: RowDocument): RowChange {
+    const k = rowKey(resource.table, before._id);
+    const existing = this.#changes.get(k);
+    if (existing?.verb === "INSERT") {
+      this.#changes.delete(k);
+      return { ...existing, after: null, verb: "DELETE" };
+    }
+    if (existing) {
+      existing.after = null;
+      existing.verb = "DELETE";
+      return existing;
+    }
+    const change: RowChange = {
+      table: resource.table,
+      resource,
+      id: before._id,
+      before,
+      after: null,
+      verb: "DELETE",
+    };
+    this.#changes.set(k, change);
+    return change;
+  }
+
+  /** The guarded writes that carry out the plan. */
+  writes(): PlannedWrite[] {
+    return this.changes.flatMap((c): PlannedWrite[] => {
+      const collection = `${this.project.name}.${c.table.name}`;
+      if (c.verb === "INSERT") return [{ kind: "insert", collection, after: c.after! }];
+      if (c.verb === "UPDATE") return [{ kind: "update", collection, before: c.before!, after: c.after! }];
+      return c.before ? [{ kind: "delete", collection, before: c.before }] : [];
+    });
+  }
+}

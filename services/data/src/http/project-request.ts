@@ -1,0 +1,109 @@
+/**
+ * Resolves `/rest/<account>/<project>/<version>/<resource>[/<key>]`: the key is
+ * checked first (no key, no information about what exists), then the project,
+ * version and resource.
+ */
+import type { Context } from "koa";
+import { errors } from "../../../../shared/errors.ts";
+import type { KeyRecord } from "../../../../shared/keys/key-record.ts";
+import type { KeyValidator } from "../../../../shared/keys/key-validation.ts";
+import { isValidName } from "../../../../shared/names.ts";
+import { type Principal, principalOf } from "../domain/authorization.ts";
+import type { ProjectModel, ResourceModel, VersionModel } from "../domain/project-model.ts";
+import type { Addressing } from "../domain/representation.ts";
+import type { ProjectCache } from "../store/project-cache.ts";
+import { parseQueryString, type QueryParams } from "./query-params.ts";
+
+export interface ProjectRequest {
+  project: ProjectModel;
+  version: VersionModel;
+  key: KeyRecord;
+  principal: Principal;
+  addressing: Addressing;
+  params: QueryParams;
+  /** Raw path segments after the version (`<resource>`, `<key>`), still percent-encoded. */
+  rest: string[];
+}
+
+export interface ProjectRequestDeps {
+  keys: KeyValidator;
+  projects: ProjectCache;
+  publicBaseUrl: string | undefined;
+}
+
+function decodeName(raw: string | undefined): string {
+  let name: string;
+  try {
+    name = decodeURIComponent(raw ?? "");
+  } catch {
+    throw errors.malformed("The URL is not valid percent-encoding");
+  }
+  if (!isValidName(name)) throw errors.notFound(`No such account, project or version: '${name}'`);
+  return name;
+}
+
+export function restBase(ctx: Context, publicBaseUrl: string | undefined): string {
+  return `${(publicBaseUrl ?? `${ctx.protocol}://${ctx.host}`).replace(/\/+$/, "")}/rest`;
+}
+
+/** Path segments after `/rest/`. */
+export function restSegments(ctx: Context): string[] {
+  return ctx.path.replace(/^\/rest\/?/, "").split("/");
+}
+
+export async function resolveProjectRequest(ctx: Context, deps: ProjectRequestDeps): Promise<ProjectRequest> {
+  const segments = restSegments(ctx);
+  const params = parseQueryString(ctx.querystring);
+  const [rawAccount, rawProject, rawVersion, ...rest] = segments;
+  const account = decodeName(rawAccount);
+  const projectName = decodeName(rawProject);
+  const key = await deps.keys.validate(
+    {
+      method: ctx.method,
+      authorization: ctx.get("authorization") || undefined,
+      authParams: params.get("auth") ?? [],
+    },
+    { account, project: projectName },
+  );
+  const project = await deps.projects.get(account, projectName);
+  // A key minted for an earlier project of the same name is not honoured by its successor.
+  if (!project || project.uid !== key.projectUid) {
+    if (!project) throw errors.notFound(`No project '${projectName}' in account '${account}'`);
+    throw errors.unknownKey();
+  }
+  if (!ctx.get("authorization") && project.definition.authentication.permitAuthParameter === false) {
+    throw errors.noKey(
+      "This project does not accept the key as a URL parameter; use the Authorization header",
+    );
+  }
+  const versionName = decodeName(rawVersion);
+  const version = project.versions.get(versionName);
+  if (!version) throw errors.notFound(`No API version '${versionName}' in project '${projectName}'`);
+  return {
+    project,
+    version,
+    key,
+    principal: principalOf(key, project),
+    addressing: {
+      restBase: restBase(ctx, deps.publicBaseUrl),
+      account,
+      project: projectName,
+      version: versionName,
+    },
+    params,
+    rest,
+  };
+}
+
+export function resolveResource(version: VersionModel, raw: string): ResourceModel {
+  let name: string;
+  try {
+    name = decodeURIComponent(raw);
+  } catch {
+    throw errors.malformed("The URL is not valid percent-encoding");
+  }
+  // The original product addressed tables with a data-source prefix (`main:customer`).
+  const resource = version.resources.get(name) ?? version.resources.get(name.slice(name.indexOf(":") + 1));
+  if (!resource) throw errors.notFound(`No resource '${name}' in version '${version.name}'`);
+  return resource;
+}

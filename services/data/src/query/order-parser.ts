@@ -1,0 +1,38 @@
+/**
+ * Parser of the `order` parameter: `attr [asc|desc] (, attr [asc|desc])*`.
+ * Attribute names are bare or double-quoted as in filters; `asc` / `desc` are
+ * case-insensitive. A bare keyword (e.g. `in`) is accepted as a name here, since
+ * nothing else can stand in that place.
+ */
+import type { OrderItem } from "./ast.ts";
+import { LIMITS } from "./limits.ts";
+import { badQuery, type QueryLabel } from "./query-error.ts";
+import { describe, tokenize } from "./tokenizer.ts";
+
+export function parseOrder(text: string, label: QueryLabel = "order"): OrderItem[] {
+  const tokens = tokenize(text, label);
+  if (tokens[0].kind === "eof") throw badQuery(label, undefined, "the ordering is empty");
+  const items: OrderItem[] = [];
+  let i = 0;
+  for (;;) {
+    const nameToken = tokens[i++];
+    let name: string;
+    if (nameToken.kind === "name") name = nameToken.name;
+    else if (nameToken.kind === "keyword") name = nameToken.word;
+    else throw badQuery(label, nameToken.pos, `expected an attribute name, found ${describe(nameToken)}`);
+    if (items.length >= LIMITS.maxOrderKeys) {
+      throw badQuery(label, nameToken.pos, `more than ${LIMITS.maxOrderKeys} order keys`);
+    }
+    const item: OrderItem = { attr: { name, pos: nameToken.pos }, direction: "asc", source: label };
+    items.push(item);
+    let next = tokens[i++];
+    if (next.kind === "name" && !next.quoted && /^(asc|desc)$/i.test(next.name)) {
+      item.direction = next.name.toLowerCase() as "asc" | "desc";
+      next = tokens[i++];
+    }
+    if (next.kind === "eof") return items;
+    if (next.kind !== ",") {
+      throw badQuery(label, next.pos, `expected 'asc', 'desc', ',' or the end, found ${describe(next)}`);
+    }
+  }
+}

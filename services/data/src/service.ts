@@ -1,0 +1,101 @@
+/**
+ * Composition root of the data service: connects the stores named by the
+ * configuration and wires every dependency explicitly. Used by main.ts and by
+ * the integration tests (which listen on an ephemeral port).
+ */
+import { Redis } from "ioredis";
+import mongoose from "mongoose";
+import type { DataConfig } from "../../../shared/config.ts";
+import { createMetrics } from "../../../shared/http/metrics.ts";
+import type { Lifecycle } from "../../../shared/http/serve.ts";
+import { KeyStore } from "../../../shared/keys/key-store.ts";
+import { createKeyValidator } from "../../../shared/keys/key-validation.ts";
+import type { Logger } from "../../../shared/logger.ts";
+import { buildDataApp, type DataDeps } from "./app.ts";
+import { createCustomProviderFactory } from "./auth/custom-provider-factory.ts";
+import { createPasswordHasher } from "./auth/passwords.ts";
+import { createProviderRegistry } from "./auth/provider-registry.ts";
+import { checkFilterText } from "./domain/filter-check.ts";
+import { parseProjectDefinition } from "./domain/project-definition.ts";
+import { compileProject } from "./domain/project-model.ts";
+import { MetaStore, type StoredProject } from "./store/meta-store.ts";
+import { ProjectCache } from "./store/project-cache.ts";
+import { TenantStore } from "./store/tenant-store.ts";
+
+export interface DataService {
+  app: ReturnType<typeof buildDataApp>;
+  deps: DataDeps;
+  lifecycle: Lifecycle;
+  close(): Promise<void>;
+}
+
+export async function createDataService(config: DataConfig, logger: Logger): Promise<DataService> {
+  const redisOptions = { lazyConnect: false, maxRetriesPerRequest: 2, enableOfflineQueue: true };
+  const redis = new Redis(config.REDIS_URL, redisOptions);
+  const subscriber = new Redis(config.REDIS_URL, redisOptions);
+  const connection = await mongoose
+    .createConnection(config.MONGO_URL, {
+      dbName: config.META_DB,
+      serverSelectionTimeoutMS: 5000,
+      autoIndex: false,
+    })
+    .asPromise();
+  const meta = new MetaStore(connection);
+  const tenants = new TenantStore(connection.getClient(), config.TENANT_DB_PREFIX, config.QUERY_TIMEOUT_MS);
+  const compile = (stored: StoredProject) => {
+    const parsed = parseProjectDefinition(stored.definition);
+    if (!parsed.ok) throw new Error(`stored definition of ${stored.account}/${stored.name} no longer parses`);
+    const compiled = compileProject(
+      { account: stored.account, name: stored.name, uid: stored.uid, revision: stored.revision },
+      parsed.definition,
+    );
+    if (!compiled.ok)
+      throw new Error(`stored definition of ${stored.account}/${stored.name} no longer compiles`);
+    return compiled.model;
+  };
+  const projects = new ProjectCache({
+    meta,
+    subscriber,
+    publisher: redis,
+    channel: `${config.REDIS_PREFIX}project-changed`,
+    compile,
+    logger,
+  });
+  await projects.start();
+  const hasher = createPasswordHasher(config.ARGON2_MEMORY_KIB);
+  const metrics = createMetrics("data");
+  const lifecycle: Lifecycle = { shuttingDown: false };
+  const custom = createCustomProviderFactory({ config, logger });
+  const deps: DataDeps = {
+    logger,
+    metrics,
+    lifecycle,
+    readiness: {
+      redis: async () => {
+        await redis.ping();
+      },
+      mongodb: () => tenants.ping(),
+    },
+    keys: createKeyValidator(new KeyStore(redis, config.REDIS_PREFIX, 0), config.AUTH_SCHEMES),
+    meta,
+    tenants,
+    projects,
+    providers: createProviderRegistry({ meta, hasher, custom: custom.providerFor }),
+    hasher,
+    checkFilter: checkFilterText,
+    adminTokens: config.ADMIN_TOKEN,
+    serviceTokens: config.SERVICE_TOKEN,
+    publicBaseUrl: config.PUBLIC_BASE_URL,
+    maxBodyBytes: config.MAX_BODY_BYTES,
+  };
+  return {
+    app: buildDataApp(deps),
+    deps,
+    lifecycle,
+    async close() {
+      projects.stop();
+      await custom.close();
+      await Promise.allSettled([redis.quit(), subscriber.quit(), connection.close()]);
+    },
+  };
+}

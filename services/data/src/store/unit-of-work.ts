@@ -1,0 +1,129 @@
+/**
+ * Commits a planned set of row changes as one unit. Every write is guarded by
+ * the row's checksum as read at planning time, so a concurrent change makes the
+ * write match nothing (409) instead of being overwritten.
+ *  - Replica set / sharded cluster: one MongoDB transaction.
+ *  - Standalone server or FerretDB: writes applied in order; if one fails, the
+ *    ones already applied are undone (each undo guarded by the checksum it wrote).
+ */
+import type { ClientSession } from "mongodb";
+import { ApiError, errors } from "../../../../shared/errors.ts";
+import type { Logger } from "../../../../shared/logger.ts";
+import type { RowDocument, TenantStore } from "./tenant-store.ts";
+
+export type PlannedWrite =
+  | { kind: "insert"; collection: string; after: RowDocument }
+  | { kind: "update"; collection: string; before: RowDocument; after: RowDocument }
+  | { kind: "delete"; collection: string; before: RowDocument };
+
+export class ConflictError extends ApiError {
+  constructor(message = "The object was changed by another request; reload it and try again") {
+    super(409, 4091, message);
+  }
+}
+
+export async function commitWrites(
+  store: TenantStore,
+  account: string,
+  writes: PlannedWrite[],
+  logger: Logger,
+  hooks: { beforeWrite?: (index: number) => Promise<void> } = {},
+): Promise<void> {
+  if (writes.length === 0) return;
+  try {
+    if (await store.supportsTransactions()) {
+      const session = store.startSession();
+      try {
+        await session.withTransaction(async () => {
+          for (const [i, w] of writes.entries()) {
+            await hooks.beforeWrite?.(i);
+            await apply(store, account, w, session);
+          }
+        });
+      } finally {
+        await session.endSession();
+      }
+      return;
+    }
+    await applyWithUndo(store, account, writes, logger, hooks);
+  } catch (err) {
+    throw classify(err);
+  }
+}
+
+async function applyWithUndo(
+  store: TenantStore,
+  account: string,
+  writes: PlannedWrite[],
+  logger: Logger,
+  hooks: { beforeWrite?: (index: number) => Promise<void> },
+): Promise<void> {
+  const applied: PlannedWrite[] = [];
+  try {
+    for (const [i, w] of writes.entries()) {
+      await hooks.beforeWrite?.(i);
+      await apply(store, account, w);
+      applied.push(w);
+    }
+  } catch (err) {
+    for (const w of applied.reverse()) {
+      try {
+        await undo(store, account, w);
+      } catch (undoErr) {
+        // Without transactions this is the one window that cannot be closed; make it loud.
+        logger.error(
+          { err: undoErr, collection: w.collection, kind: w.kind },
+          "undo of a failed request did not apply",
+        );
+      }
+    }
+    throw err;
+  }
+}
+
+async function apply(
+  store: TenantStore,
+  account: string,
+  w: PlannedWrite,
+  session?: ClientSession,
+): Promise<void> {
+  const c = store.db(account).collection<RowDocument>(w.collection);
+  const opts = { session, maxTimeMS: store.queryTimeoutMs };
+  if (w.kind === "insert") {
+    try {
+      await c.insertOne(w.after, { session });
+    } catch (err) {
+      if ((err as { code?: number }).code === 11000) {
+        throw errors.badAttribute(
+          `An object with this key already exists in '${w.collection.split(".").pop()}'`,
+        );
+      }
+      throw err;
+    }
+  } else if (w.kind === "update") {
+    const r = await c.replaceOne({ _id: w.before._id, _ck: w.before._ck }, w.after, opts);
+    if (r.matchedCount !== 1) throw new ConflictError();
+  } else {
+    const r = await c.deleteOne({ _id: w.before._id, _ck: w.before._ck }, opts);
+    if (r.deletedCount !== 1) throw new ConflictError();
+  }
+}
+
+async function undo(store: TenantStore, account: string, w: PlannedWrite): Promise<void> {
+  const c = store.db(account).collection<RowDocument>(w.collection);
+  if (w.kind === "insert") await c.deleteOne({ _id: w.after._id, _ck: w.after._ck });
+  else if (w.kind === "update") await c.replaceOne({ _id: w.after._id, _ck: w.after._ck }, w.before);
+  else await c.insertOne(w.before);
+}
+
+function classify(err: unknown): unknown {
+  if (err instanceof ApiError) return err;
+  const name = (err as { name?: string })?.name ?? "";
+  if (
+    /Mongo(Network|ServerSelection|NotConnected|Topology|PoolCleared)/.test(name) ||
+    /ECONNRE/.test(String(err))
+  ) {
+    return errors.unavailable("The data store", err);
+  }
+  return err;
+}

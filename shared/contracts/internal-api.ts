@@ -1,0 +1,52 @@
+/**
+ * The contract of the data service's internal API, used by the auth service.
+ * Both sides import these shapes; the contract tests check them over the wire.
+ */
+import { z } from "zod";
+
+export const authenticateBodySchema = z.strictObject({
+  /** API version named in the login URL; 404 when the project has no such version. */
+  version: z.string().max(63).optional(),
+  payload: z.record(z.string(), z.unknown()),
+  enablePasswordChange: z.boolean().default(false),
+});
+export type AuthenticateBody = z.infer<typeof authenticateBodySchema>;
+
+export interface ProjectSettings {
+  account: string;
+  name: string;
+  uid: string;
+  revision: number;
+  versions: string[];
+  roles: string[];
+  provider: "builtin" | "custom";
+  /** Project key lifetime (default 3600 s). */
+  keyLifetimeSeconds: number;
+}
+
+export interface VerdictSuccess {
+  ok: true;
+  userIdentifier: string;
+  roles: string[];
+  globals: Record<string, unknown>;
+  keyLifetimeSeconds?: number;
+  keyExpiration?: number;
+  userInfo?: Record<string, unknown>;
+  changePasswordResult?: "success" | "failure" | "notSupported";
+  changePasswordMessage?: string;
+}
+
+export interface VerdictFailure {
+  ok: false;
+  message: string;
+}
+
+export interface AuthenticateResponse {
+  project: ProjectSettings;
+  verdict: VerdictSuccess | VerdictFailure;
+}
+
+export interface LoginInfoResponse {
+  fields: { name: string; display: string; type: string; description?: string; length?: number }[];
+  links: { display: string; href: string }[];
+}

@@ -1,0 +1,110 @@
+/**
+ * The one error type of both services (DESIGN.md §4.2). Anything thrown that is
+ * not an ApiError is reported as 500/5001 without internals.
+ */
+export const ErrorCode = {
+  malformed: 4001,
+  badFilter: 4002,
+  badAttribute: 4003,
+  validationFailed: 4004,
+  noKey: 4011,
+  wrongScope: 4012,
+  keyExpired: 4013,
+  keyDisabled: 4014,
+  loginFailed: 4015,
+  forbidden: 4031,
+  notFound: 4041,
+  keyNotFound: 4042,
+  methodNotAllowed: 4051,
+  conflict: 4091,
+  tooLarge: 4131,
+  unsupportedMediaType: 4151,
+  tooManyAttempts: 4291,
+  internal: 5001,
+  unavailable: 5031,
+} as const;
+
+export type ErrorCodeValue = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+export interface ErrorBody {
+  statusCode: number;
+  errorCode: number;
+  errorMessage: string;
+  requestId?: string;
+  [extra: string]: unknown;
+}
+
+export class ApiError extends Error {
+  readonly statusCode: number;
+  readonly errorCode: number;
+  readonly headers: Record<string, string>;
+  readonly details: Record<string, unknown> | undefined;
+
+  constructor(
+    statusCode: number,
+    errorCode: number,
+    message: string,
+    options: { headers?: Record<string, string>; details?: Record<string, unknown>; cause?: unknown } = {},
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = "ApiError";
+    this.statusCode = statusCode;
+    this.errorCode = errorCode;
+    this.headers = options.headers ?? {};
+    this.details = options.details;
+  }
+
+  body(requestId?: string): ErrorBody {
+    return {
+      statusCode: this.statusCode,
+      errorCode: this.errorCode,
+      errorMessage: this.message,
+      ...(this.details ?? {}),
+      ...(requestId ? { requestId } : {}),
+    };
+  }
+}
+
+/** Constructors for the errors of DESIGN.md §4.2, so call sites read as what they mean. */
+export const errors = {
+  malformed: (msg: string, details?: Record<string, unknown>) =>
+    new ApiError(400, ErrorCode.malformed, msg, { details }),
+  badFilter: (msg: string) => new ApiError(400, ErrorCode.badFilter, msg),
+  badAttribute: (msg: string) => new ApiError(400, ErrorCode.badAttribute, msg),
+  validationFailed: (msg: string, details?: Record<string, unknown>) =>
+    new ApiError(400, ErrorCode.validationFailed, msg, { details }),
+  noKey: (msg = "No API key was supplied, or it cannot be read") => new ApiError(401, ErrorCode.noKey, msg),
+  unknownKey: () => new ApiError(401, ErrorCode.noKey, "The API key is not recognised"),
+  wrongScope: () =>
+    new ApiError(401, ErrorCode.wrongScope, "The API key cannot be used for this account or project"),
+  keyExpired: () => new ApiError(401, ErrorCode.keyExpired, "The API key has expired"),
+  keyDisabled: () => new ApiError(401, ErrorCode.keyDisabled, "The API key has been disabled"),
+  /** One body whatever the reason; `detail` only when a custom provider's project opted in to show its message. */
+  loginFailed: (detail?: string) =>
+    new ApiError(
+      401,
+      ErrorCode.loginFailed,
+      detail ? `Login failed: ${detail}` : "Login failed: unknown user or wrong password",
+    ),
+  forbidden: (msg: string) => new ApiError(403, ErrorCode.forbidden, msg),
+  notFound: (msg: string) => new ApiError(404, ErrorCode.notFound, msg),
+  keyNotFound: () => new ApiError(404, ErrorCode.keyNotFound, "No such API key"),
+  methodNotAllowed: (method: string) =>
+    new ApiError(405, ErrorCode.methodNotAllowed, `Method ${method} is not allowed here`),
+  conflict: (msg: string) => new ApiError(409, ErrorCode.conflict, msg),
+  tooLarge: (limit: number) =>
+    new ApiError(413, ErrorCode.tooLarge, `Request body is larger than the limit of ${limit} bytes`),
+  unsupportedMediaType: () =>
+    new ApiError(
+      415,
+      ErrorCode.unsupportedMediaType,
+      "Request body must be JSON (Content-Type: application/json)",
+    ),
+  tooManyAttempts: (retryAfterSeconds: number) =>
+    new ApiError(429, ErrorCode.tooManyAttempts, "Too many failed attempts; try again later", {
+      headers: { "Retry-After": String(retryAfterSeconds) },
+    }),
+  internal: () => new ApiError(500, ErrorCode.internal, "Unexpected error"),
+  unavailable: (what: string, cause?: unknown) =>
+    new ApiError(503, ErrorCode.unavailable, `${what} is unavailable; nothing was written`, { cause }),
+};

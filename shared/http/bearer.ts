@@ -1,0 +1,14 @@
+/** Constant-time check of `Authorization: Bearer <token>` against the accepted tokens. */
+import { createHash, timingSafeEqual } from "node:crypto";
+import type { Context } from "koa";
+
+const digest = (s: string) => createHash("sha256").update(s).digest();
+
+export function hasBearerToken(ctx: Context, accepted: readonly string[]): boolean {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(ctx.get("authorization"));
+  if (!match) return false;
+  const given = digest(match[1]!);
+  let ok = false;
+  for (const token of accepted) ok = timingSafeEqual(given, digest(token)) || ok;
+  return ok;
+}

@@ -1,0 +1,39 @@
+/**
+ * Prometheus metrics of a service: request count and latency by route template
+ * and status, plus whatever counters the service registers on the same registry.
+ */
+import type { Context, Middleware, Next } from "koa";
+import { Counter, collectDefaultMetrics, Histogram, Registry } from "prom-client";
+
+export interface Metrics {
+  registry: Registry;
+  middleware: Middleware;
+  counter(name: string, help: string, labelNames: string[]): Counter<string>;
+}
+
+export function createMetrics(service: string): Metrics {
+  const registry = new Registry();
+  registry.setDefaultLabels({ service });
+  collectDefaultMetrics({ register: registry });
+  const requests = new Histogram({
+    name: "http_request_duration_seconds",
+    help: "HTTP request latency by route template and status",
+    labelNames: ["method", "route", "status"],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [registry],
+  });
+  const middleware: Middleware = async (ctx: Context, next: Next) => {
+    const end = requests.startTimer();
+    try {
+      await next();
+    } finally {
+      const route = (ctx as unknown as { _matchedRoute?: string })._matchedRoute ?? "unmatched";
+      end({ method: ctx.method, route: String(route), status: String(ctx.status) });
+    }
+  };
+  return {
+    registry,
+    middleware,
+    counter: (name, help, labelNames) => new Counter({ name, help, labelNames, registers: [registry] }),
+  };
+}

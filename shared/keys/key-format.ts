@@ -1,0 +1,24 @@
+/**
+ * API key values: a recognisable prefix and 192 random bits. Only a SHA-256 hash
+ * of a key is ever stored (the key has full entropy, so a fast hash is the right
+ * tool: argon2 is for low-entropy passwords).
+ */
+import { createHash, randomBytes } from "node:crypto";
+
+export const KEY_PREFIX = "tsk_";
+
+export function generateKey(): string {
+  return KEY_PREFIX + randomBytes(24).toString("base64url");
+}
+
+export function hashKey(key: string): string {
+  return createHash("sha256").update(key, "utf8").digest("hex");
+}
+
+/** Operator-chosen manual key values: no colon (it separates the key from its second part). */
+export const MANUAL_KEY_PATTERN = /^[A-Za-z0-9_.~+/=-]{8,200}$/;
+
+/** Random identifier for key records in admin listings (never derived from the key). */
+export function generateKeyId(): string {
+  return randomBytes(9).toString("base64url");
+}

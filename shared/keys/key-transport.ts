@@ -1,0 +1,41 @@
+/**
+ * Reads the API key from a request (DESIGN.md §4.1): `Authorization: <Scheme> <key>:1`
+ * for a configured scheme, or `?auth=<key>:1` on GET only. The part after the first
+ * colon is reserved and ignored.
+ */
+import { errors } from "../errors.ts";
+
+export interface KeyCarrier {
+  method: string;
+  authorization: string | undefined;
+  /** Every value of the `auth` query parameter. */
+  authParams: string[];
+}
+
+const MAX_KEY_LENGTH = 512;
+
+function keyPart(raw: string): string {
+  const colon = raw.indexOf(":");
+  const key = (colon < 0 ? raw : raw.slice(0, colon)).trim();
+  if (!key || key.length > MAX_KEY_LENGTH || /\s/.test(key)) throw errors.noKey("The API key cannot be read");
+  return key;
+}
+
+/** Returns the key, undefined when none was sent, or throws 401/4011 when one was sent but cannot be read. */
+export function readKey(carrier: KeyCarrier, schemes: readonly string[]): string | undefined {
+  if (carrier.authorization !== undefined) {
+    const match = /^\s*(\S+)\s+(\S.*?)\s*$/.exec(carrier.authorization);
+    const scheme = match?.[1];
+    if (!match || !scheme || !schemes.some((s) => s.toLowerCase() === scheme.toLowerCase())) {
+      throw errors.noKey(
+        `The Authorization header must read '<scheme> <key>:1' with scheme ${schemes.join(", ")}`,
+      );
+    }
+    return keyPart(match[2]!);
+  }
+  if (carrier.method === "GET" && carrier.authParams.length > 0) {
+    if (carrier.authParams.length > 1) throw errors.noKey("Only one auth parameter may be given");
+    return keyPart(carrier.authParams[0]!);
+  }
+  return undefined;
+}
