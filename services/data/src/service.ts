@@ -32,7 +32,8 @@ export interface DataService {
 export async function createDataService(config: DataConfig, logger: Logger): Promise<DataService> {
   const redisOptions = { lazyConnect: false, maxRetriesPerRequest: 2, enableOfflineQueue: true };
   const redis = new Redis(config.REDIS_URL, redisOptions);
-  const subscriber = new Redis(config.REDIS_URL, redisOptions);
+  // A subscribed connection may not run INFO, which the ready check sends on reconnect.
+  const subscriber = new Redis(config.REDIS_URL, { ...redisOptions, enableReadyCheck: false });
   const connection = await mongoose
     .createConnection(config.MONGO_URL, {
       dbName: config.META_DB,

@@ -1,0 +1,70 @@
+/** Minimal HTTP helpers for integration tests: every call goes through the gateway. */
+export interface Reply<T = any> {
+  status: number;
+  body: T;
+  headers: Headers;
+}
+
+export async function call<T = any>(
+  baseUrl: string,
+  method: string,
+  path: string,
+  options: { body?: unknown; headers?: Record<string, string>; rawBody?: string } = {},
+): Promise<Reply<T>> {
+  const headers: Record<string, string> = { ...options.headers };
+  let body: string | undefined = options.rawBody;
+  if (options.body !== undefined) {
+    body = JSON.stringify(options.body);
+    headers["content-type"] ??= "application/json";
+  }
+  const response = await fetch(`${baseUrl}${path}`, { method, headers, body });
+  const text = await response.text();
+  let parsed: unknown = text;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    // not JSON: keep the text
+  }
+  return { status: response.status, body: parsed as T, headers: response.headers };
+}
+
+export function keyHeader(key: string, scheme = "Tessera"): Record<string, string> {
+  return { authorization: `${scheme} ${key}:1` };
+}
+
+/** Admin API client. */
+export function adminClient(baseUrl: string, token: string) {
+  const h = { authorization: `Bearer ${token}` };
+  const send = (method: string, path: string, body?: unknown) =>
+    call(baseUrl, method, `/admin/v1${path}`, { body, headers: h });
+  return {
+    send,
+    putAccount: (a: string) => send("PUT", `/accounts/${a}`, {}),
+    putProject: (a: string, p: string, definition: unknown) =>
+      send("PUT", `/accounts/${a}/projects/${p}`, definition),
+    putUser: (a: string, p: string, u: string, body: unknown) =>
+      send("PUT", `/accounts/${a}/projects/${p}/users/${u}`, body),
+    createKey: (a: string, p: string, body: unknown) =>
+      send("POST", `/accounts/${a}/projects/${p}/apikeys`, body),
+    listKeys: (a: string, p: string) => send("GET", `/accounts/${a}/projects/${p}/apikeys`),
+    deleteKey: (a: string, p: string, id: string) =>
+      send("DELETE", `/accounts/${a}/projects/${p}/apikeys/${id}`),
+  };
+}
+
+/** Data/auth API client for one project version. */
+export function projectClient(baseUrl: string, account: string, project: string, version = "v1") {
+  const root = `/rest/${account}/${project}/${version}`;
+  return {
+    root,
+    login: (body: unknown, query = "") => call(baseUrl, "POST", `${root}/@authentication${query}`, { body }),
+    get: (key: string | undefined, path: string, headers: Record<string, string> = {}) =>
+      call(baseUrl, "GET", `${root}/${path}`, { headers: { ...(key ? keyHeader(key) : {}), ...headers } }),
+    post: (key: string | undefined, path: string, body: unknown) =>
+      call(baseUrl, "POST", `${root}/${path}`, { body, headers: key ? keyHeader(key) : {} }),
+    put: (key: string | undefined, path: string, body: unknown) =>
+      call(baseUrl, "PUT", `${root}/${path}`, { body, headers: key ? keyHeader(key) : {} }),
+    delete: (key: string | undefined, path: string) =>
+      call(baseUrl, "DELETE", `${root}/${path}`, { headers: key ? keyHeader(key) : {} }),
+  };
+}
