@@ -22,13 +22,14 @@ const redactPaths = [
   "req.headers.cookie",
 ];
 
-export function createLogger(service: string, level: string): Logger {
-  return pino({
+export function createLogger(service: string, level: string, destination?: DestinationStream): Logger {
+  const options = {
     level,
     base: { service },
     redact: { paths: redactPaths, censor: "[redacted]" },
     timestamp: pino.stdTimeFunctions.isoTime,
-  });
+  };
+  return destination ? pino(options, destination) : pino(options);
 }
 
 /** Removes the value of every `auth` query parameter from a URL path+query before it is logged. */

@@ -1,0 +1,91 @@
+/**
+ * Key revocations wait for a replica's acknowledgement when the Redis primary
+ * has replicas (issue 3 §7): a real primary and a real replica on loopback.
+ */
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { expect } from "chai";
+import { Redis } from "ioredis";
+import { freePort, type StartedStore, startRedisServer } from "../../../services/gateway/src/stores.ts";
+import { hashKey } from "../../../shared/keys/key-format.ts";
+import { KeyStore } from "../../../shared/keys/key-store.ts";
+
+describe("revocation durability with a Redis replica", () => {
+  let primary: StartedStore;
+  let replicaPort: number;
+  let replicaStop: () => void;
+  let dir: string;
+
+  before(async function () {
+    this.timeout(30_000);
+    dir = mkdtempSync(path.join(os.tmpdir(), "tessera-replica-"));
+    primary = await startRedisServer(path.join(dir, "primary"));
+    replicaPort = await freePort();
+    const primaryPort = new URL(primary.url).port;
+    const child = spawn(
+      "redis-server",
+      [
+        "--port",
+        String(replicaPort),
+        "--bind",
+        "127.0.0.1",
+        "--save",
+        "",
+        "--replicaof",
+        "127.0.0.1",
+        primaryPort,
+      ],
+      { stdio: "ignore" },
+    );
+    replicaStop = () => child.kill("SIGTERM");
+    const replica = new Redis(replicaPort, "127.0.0.1", { lazyConnect: true, maxRetriesPerRequest: 50 });
+    replica.on("error", () => {}); // refused until the replica listens
+    await replica.connect().catch(() => {});
+    for (let i = 0; i < 100; i++) {
+      const info = await replica.info("replication").catch(() => "");
+      if (info.includes("master_link_status:up")) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    replica.disconnect();
+  });
+  after(async () => {
+    replicaStop();
+    await primary.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("a disable acknowledged by the store is already on the replica", async () => {
+    const redis = new Redis(primary.url);
+    const replica = new Redis(replicaPort, "127.0.0.1");
+    const store = new KeyStore(redis, "dur:", 60);
+    const now = Date.now();
+    const hash = hashKey("tsk_durability");
+    await store.create(
+      hash,
+      {
+        id: "k1",
+        kind: "manual",
+        account: "a",
+        project: "p",
+        projectUid: "u",
+        name: "n",
+        userIdentifier: null,
+        roles: [],
+        globals: {},
+        createdAt: now,
+        expiresAt: null,
+        status: "active",
+      },
+      now,
+    );
+    expect(await store.disable(hash)).to.equal(true);
+    // No wait here: WAIT inside disable() already made the replica acknowledge.
+    expect(await replica.hget(`dur:key:${hash}`, "s")).to.equal("disabled");
+    expect(await store.deleteById("a", "p", "k1")).to.equal(true);
+    expect(await replica.exists(`dur:key:${hash}`)).to.equal(0);
+    redis.disconnect();
+    replica.disconnect();
+  });
+});
