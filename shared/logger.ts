@@ -2,7 +2,7 @@
  * Structured JSON logging (pino). Secrets never reach a log line: keys, passwords,
  * Authorization headers and `auth` query parameters are redacted here, once.
  */
-import { type Logger, pino } from "pino";
+import { type DestinationStream, type Logger, pino } from "pino";
 
 export type { Logger };
 

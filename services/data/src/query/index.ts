@@ -44,7 +44,7 @@ export { parseFilter } from "./filter-parser.ts";
 export { LIMITS } from "./limits.ts";
 export { compileOrder } from "./order-compiler.ts";
 export { parseOrder } from "./order-parser.ts";
-export { printFilter, printOrder } from "./printer.ts";
+export { printFilter, printName, printOrder, printString } from "./printer.ts";
 export { parseSysfilter } from "./sysfilter-parser.ts";
 export { parseSysorder } from "./sysorder-parser.ts";
 export { type CompileOptions, compileFilter, matchNothing } from "./translator.ts";

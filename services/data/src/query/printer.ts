@@ -67,7 +67,8 @@ export function printOrder(items: readonly OrderItem[]): string {
   return items
     .map((item) => {
       if (item.fold || item.nulls) throw new Error("sysorder modifiers have no order-language form");
-      return `${printName(item.attr.name)} ${item.direction}`;
+      const name = /^(asc|desc)$/i.test(item.attr.name) ? `"${item.attr.name}"` : printName(item.attr.name);
+      return `${name} ${item.direction}`;
     })
     .join(", ");
 }
