@@ -10,7 +10,11 @@ export async function readJsonBody(ctx: Context, limitBytes: number): Promise<un
   try {
     text = await getRawBody(ctx.req, { limit: limitBytes, encoding: "utf8" });
   } catch (err) {
-    if ((err as { type?: string }).type === "entity.too.large") throw errors.tooLarge(limitBytes);
+    if ((err as { type?: string }).type === "entity.too.large") {
+      // The rest of the body is never read: the connection cannot be reused.
+      ctx.set("Connection", "close");
+      throw errors.tooLarge(limitBytes);
+    }
     throw errors.malformed("The request body could not be read");
   }
   try {
