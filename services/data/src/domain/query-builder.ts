@@ -52,7 +52,9 @@ export function rowFilterQuery(
 ): Document | null {
   if (!permission.rowFilters) return null;
   const schema = tableSchema(table);
-  const parts = permission.rowFilters.map((text) => compileFilter(parseFilter(text), schema, globals));
+  const parts = permission.rowFilters.map((text) =>
+    compileFilter(parseFilter(text, "row filter"), schema, globals, { label: "row filter" }),
+  );
   return parts.length === 1 ? parts[0]! : { $or: parts };
 }
 

@@ -16,7 +16,7 @@ import {
   isKeyOrder,
   rowFilterQuery,
 } from "./query-builder.ts";
-import { type Addressing, collectionHref, filterLiteral, toWire, type WireObject } from "./representation.ts";
+import { type Addressing, collectionHref, equalsFilter, toWire, type WireObject } from "./representation.ts";
 import { rowId } from "./values.ts";
 
 export interface ReadRequest {
@@ -166,9 +166,7 @@ async function attachChildren(
       }),
     );
     if (list.length > req.pagesize && !req.nometa) {
-      const fk = rel.childColumns
-        .map((c, j) => `${c} = ${filterLiteral(d[rel.parentColumns[j]!])}`)
-        .join(" and ");
+      const fk = rel.childColumns.map((c, j) => equalsFilter(c, d[rel.parentColumns[j]!])).join(" and ");
       const filterable = rel.childColumns.every((c) => sub.attributeByName.get(c)?.column.name === c);
       if (filterable) {
         const url = `${collectionHref(req.addressing, sub.name)}?filter=${encodeURIComponent(fk)}`;

@@ -2,6 +2,7 @@
  * Rows on the wire: resource attributes (aliases applied, hidden columns
  * dropped) and `@metadata` with href, checksum and links to child collections.
  */
+import { printName, printString } from "../query/index.ts";
 import type { RowDocument } from "../store/tenant-store.ts";
 import type { ResourceModel, TableModel } from "./project-model.ts";
 import { keySegment, outputValue } from "./values.ts";
@@ -31,16 +32,19 @@ export function checksumOf(doc: RowDocument): string {
 /** A filter literal in the filter language: strings quoted with '' escapes. */
 export function filterLiteral(value: unknown): string {
   if (value === null || value === undefined) return "null";
-  if (typeof value === "string") return `'${value.replaceAll("'", "''")}'`;
+  if (typeof value === "string") return printString(value);
   return String(value);
+}
+
+/** `column = value` in the filter language, the column quoted when it needs to be. */
+export function equalsFilter(column: string, value: unknown): string {
+  return `${printName(column)} = ${filterLiteral(value)}`;
 }
 
 function childLinks(a: Addressing, table: TableModel, doc: RowDocument, tables: Map<string, TableModel>) {
   return [...table.children.values()].map((rel) => {
     const child = tables.get(rel.childTable)!;
-    const filter = rel.childColumns
-      .map((c, i) => `${c} = ${filterLiteral(doc[rel.parentColumns[i]!])}`)
-      .join(" and ");
+    const filter = rel.childColumns.map((c, i) => equalsFilter(c, doc[rel.parentColumns[i]!])).join(" and ");
     return {
       rel: "children",
       role: rel.childrenName,

@@ -51,7 +51,10 @@ export function coerceValue(column: ColumnModel, value: unknown, label: string):
       return value;
     }
     case "datetime": {
-      const d = typeof value === "string" && /^\d{4}-\d{2}-\d{2}T/.test(value) ? new Date(value) : null;
+      // A date-time without a zone is UTC (as filters read it), never the server's local time.
+      const zoned = typeof value === "string" && !/(Z|[+-]\d{2}:?\d{2})$/i.test(value) ? `${value}Z` : value;
+      const d =
+        typeof value === "string" && /^\d{4}-\d{2}-\d{2}T/.test(value) ? new Date(zoned as string) : null;
       if (!d || Number.isNaN(d.getTime())) throw bad("must be an ISO 8601 date-time");
       return d.toISOString();
     }

@@ -188,10 +188,11 @@ class FilterParser {
         if (token.word === "null") return { kind: "null", pos: token.pos };
         break;
       case "name":
-        return this.fail(
-          token,
-          `a value after ${after} (a quoted 'string', a number, true, false, null or @{global}); ` +
-            "attributes cannot be compared with each other",
+        throw badQuery(
+          this.label,
+          token.pos,
+          `expected a value after ${after}, found ${describe(token)}: attributes cannot be compared with ` +
+            "each other; write text in single quotes",
         );
     }
     return this.fail(token, `a value after ${after}`);

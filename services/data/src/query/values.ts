@@ -8,12 +8,14 @@ import { ApiError, ErrorCode } from "../../../../shared/errors.ts";
 import type { AttributeInfo, Literal } from "./ast.ts";
 import { badQuery, type QueryLabel, show } from "./query-error.ts";
 
-/** A bound value before coercion; null is SQL NULL. */
+/** A bound value before coercion; null is SQL NULL. `global` names the global it came from. */
 export type Scalar =
-  | { type: "string"; value: string }
-  | { type: "number"; value: number; text: string }
-  | { type: "boolean"; value: boolean }
-  | { type: "date"; value: Date }
+  | ((
+      | { type: "string"; value: string }
+      | { type: "number"; value: number; text: string }
+      | { type: "boolean"; value: boolean }
+      | { type: "date"; value: Date }
+    ) & { global?: string })
   | null;
 
 /** A value ready to be placed in a MongoDB query (never an object with keys). */
@@ -58,14 +60,16 @@ function bindGlobal(name: string, value: unknown): Scalar {
   if (value === undefined || value === null) {
     throw new ApiError(403, ErrorCode.forbidden, `required global ${name} has no value`);
   }
-  if (typeof value === "string") return { type: "string", value };
-  if (typeof value === "boolean") return { type: "boolean", value };
-  if (typeof value === "number" && Number.isFinite(value))
-    return { type: "number", value, text: String(value) };
-  if (typeof value === "bigint" && Number.isSafeInteger(Number(value))) {
-    return { type: "number", value: Number(value), text: String(value) };
+  const global = name;
+  if (typeof value === "string") return { type: "string", value, global };
+  if (typeof value === "boolean") return { type: "boolean", value, global };
+  if (typeof value === "number" && Number.isFinite(value)) {
+    return { type: "number", value, text: String(value), global };
   }
-  if (value instanceof Date && !Number.isNaN(value.getTime())) return { type: "date", value };
+  if (typeof value === "bigint" && Number.isSafeInteger(Number(value))) {
+    return { type: "number", value: Number(value), text: String(value), global };
+  }
+  if (value instanceof Date && !Number.isNaN(value.getTime())) return { type: "date", value, global };
   throw new ApiError(403, ErrorCode.forbidden, `global ${name} has a value that cannot be used in a filter`);
 }
 
@@ -79,10 +83,14 @@ export function coerce(
 ): Coerced {
   assertComparable(info, attrName, pos, label);
   const fail = (): never => {
-    const shown = value.type === "date" ? value.value.toISOString() : String(value.value);
-    const what = value.type === "string" ? show(shown) : shown;
+    // a global's value is not echoed: it may come from the key's user data
+    let what: string;
+    if (value.global !== undefined) what = `the value of global @{${value.global}}`;
+    else if (value.type === "string") what = show(value.value);
+    else what = String(value.value);
     throw badQuery(label, pos, `${what} cannot be compared with ${info.type} attribute ${show(attrName)}`);
   };
+
   switch (info.type) {
     case "string":
       if (value.type === "string") return value.value;
