@@ -6,11 +6,12 @@
  */
 import http, { type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import type { Writable } from "node:stream";
 import { createAuthService } from "../../services/auth/src/service.ts";
 import { createDataService } from "../../services/data/src/service.ts";
 import type { TenantStore } from "../../services/data/src/store/tenant-store.ts";
 import { createGateway } from "../../services/gateway/src/gateway.ts";
-import { authConfigSchema, dataConfigSchema, parseConfig } from "../../shared/config.ts";
+import { authConfigSchema, type DataConfig, dataConfigSchema, parseConfig } from "../../shared/config.ts";
 import { createLogger } from "../../shared/logger.ts";
 import { isolationPrefix, testStores } from "./stores.ts";
 
@@ -23,12 +24,19 @@ async function dropDatabases(tenants: TenantStore, prefix: string): Promise<void
   }
 }
 
+export interface PlatformOptions {
+  /** Where both services write their JSON logs (default: nowhere). */
+  logSink?: Writable;
+}
+
 export interface Platform {
   baseUrl: string;
   adminToken: string;
   prefix: string;
   dataUrl: string;
   authUrl: string;
+  /** The data service's configuration, to start more processes of the same deployment. */
+  dataConfig: DataConfig;
   close(): Promise<void>;
 }
 
@@ -47,7 +55,10 @@ function closeServer(server: Server): Promise<void> {
   });
 }
 
-export async function startPlatform(env: Record<string, string> = {}): Promise<Platform> {
+export async function startPlatform(
+  env: Record<string, string> = {},
+  options: PlatformOptions = {},
+): Promise<Platform> {
   const { mongoUrl, redisUrl } = await testStores();
   const prefix = isolationPrefix();
   const adminToken = `admin-${prefix}`;
@@ -56,7 +67,7 @@ export async function startPlatform(env: Record<string, string> = {}): Promise<P
     REDIS_PREFIX: `tessera-test:${prefix}`,
     ADMIN_TOKEN: adminToken,
     SERVICE_TOKEN: `service-${prefix}`,
-    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "silent",
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? (options.logSink ? "info" : "silent"),
     // Fast password hashing in tests; the benchmark measures the production setting.
     ARGON2_MEMORY_KIB: "1024",
     ...env,
@@ -67,12 +78,18 @@ export async function startPlatform(env: Record<string, string> = {}): Promise<P
     META_DB: `${prefix}meta`,
     TENANT_DB_PREFIX: prefix,
   });
-  const data = await createDataService(dataConfig, createLogger("data", dataConfig.LOG_LEVEL));
+  const data = await createDataService(
+    dataConfig,
+    createLogger("data", dataConfig.LOG_LEVEL, options.logSink),
+  );
   const dataServer = http.createServer(data.app.callback());
   const dataUrl = await listen(dataServer);
 
   const authConfig = parseConfig(authConfigSchema, { ...common, DATA_SERVICE_URL: dataUrl });
-  const auth = await createAuthService(authConfig, createLogger("auth", authConfig.LOG_LEVEL));
+  const auth = await createAuthService(
+    authConfig,
+    createLogger("auth", authConfig.LOG_LEVEL, options.logSink),
+  );
   const authServer = http.createServer(auth.app.callback());
   const authUrl = await listen(authServer);
 
@@ -85,6 +102,7 @@ export async function startPlatform(env: Record<string, string> = {}): Promise<P
     prefix,
     dataUrl,
     authUrl,
+    dataConfig,
     async close() {
       await Promise.all([closeServer(gateway), closeServer(authServer), closeServer(dataServer)]);
       await auth.close();

@@ -5,6 +5,7 @@ import { createMetrics } from "../../../shared/http/metrics.ts";
 import type { Lifecycle } from "../../../shared/http/serve.ts";
 import { KeyStore } from "../../../shared/keys/key-store.ts";
 import type { Logger } from "../../../shared/logger.ts";
+import { reportRedisErrors } from "../../../shared/store-errors.ts";
 import { type AuthDeps, buildAuthApp } from "./app.ts";
 import { createDataServiceClient } from "./clients/data-service-client.ts";
 import { LoginThrottle } from "./store/login-throttle.ts";
@@ -18,6 +19,7 @@ export interface AuthService {
 
 export async function createAuthService(config: AuthConfig, logger: Logger): Promise<AuthService> {
   const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2 });
+  reportRedisErrors(redis, logger, "redis");
   const lifecycle: Lifecycle = { shuttingDown: false };
   const deps: AuthDeps = {
     logger,

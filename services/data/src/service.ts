@@ -11,6 +11,7 @@ import type { Lifecycle } from "../../../shared/http/serve.ts";
 import { KeyStore } from "../../../shared/keys/key-store.ts";
 import { createKeyValidator } from "../../../shared/keys/key-validation.ts";
 import type { Logger } from "../../../shared/logger.ts";
+import { reportRedisErrors } from "../../../shared/store-errors.ts";
 import { buildDataApp, type DataDeps } from "./app.ts";
 import { createCustomProviderFactory } from "./auth/custom-provider-factory.ts";
 import { createPasswordHasher } from "./auth/passwords.ts";
@@ -34,6 +35,12 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
   const redis = new Redis(config.REDIS_URL, redisOptions);
   // A subscribed connection may not run INFO, which the ready check sends on reconnect.
   const subscriber = new Redis(config.REDIS_URL, { ...redisOptions, enableReadyCheck: false });
+  for (const [client, name] of [
+    [redis, "redis"],
+    [subscriber, "redis-subscriber"],
+  ] as const) {
+    reportRedisErrors(client, logger, name);
+  }
   const connection = await mongoose
     .createConnection(config.MONGO_URL, {
       dbName: config.META_DB,

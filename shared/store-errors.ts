@@ -1,0 +1,15 @@
+/** Connection errors of store clients are logged (once per kind of failure burst) instead of thrown at nobody. */
+import type { Redis } from "ioredis";
+import type { Logger } from "./logger.ts";
+
+export function reportRedisErrors(redis: Redis, logger: Logger, name: string, onError?: () => void): void {
+  let last = "";
+  redis.on("error", (err: Error) => {
+    onError?.();
+    if (err.message !== last) logger.warn({ store: name, error: err.message }, "redis connection error");
+    last = err.message;
+  });
+  redis.on("ready", () => {
+    last = "";
+  });
+}

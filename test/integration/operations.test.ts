@@ -1,0 +1,147 @@
+/**
+ * Operational behaviour: metadata cache invalidation across processes, readiness
+ * when a store goes away, metrics, request ids through auth → data, and logs
+ * that never carry a key, a password or an Authorization header.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { Writable } from "node:stream";
+import { expect } from "chai";
+import { createDataService } from "../../services/data/src/service.ts";
+import { startRedisServer } from "../../services/gateway/src/stores.ts";
+import { createLogger } from "../../shared/logger.ts";
+import { demoProject } from "../fixtures/demo-project.ts";
+import { adminClient, call, keyHeader, projectClient } from "../support/http.ts";
+import { type Platform, startPlatform } from "../support/platform.ts";
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe("operations", () => {
+  describe("metadata cache", () => {
+    let platform: Platform;
+    after(() => platform?.close());
+
+    it("a definition change through one data process is seen at once by another", async () => {
+      platform = await startPlatform();
+      const admin = adminClient(platform.baseUrl, platform.adminToken);
+      await admin.putAccount("acme");
+      await admin.putProject("acme", "demo", demoProject());
+      const key = (await admin.createKey("acme", "demo", { name: "k", roles: ["Full access"] })).body.apikey;
+
+      // A second process of the same deployment (same stores, same prefixes).
+      const second = await createDataService(platform.dataConfig, createLogger("data2", "silent"));
+      const server = http.createServer(second.app.callback());
+      await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+      const secondUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      try {
+        const before = await call(secondUrl, "GET", "/rest/acme/demo/v1/@tables/customer", {
+          headers: keyHeader(key),
+        });
+        expect(before.body.columns.map((c: { name: string }) => c.name)).to.not.include("vip");
+        const def = demoProject();
+        (def.tables.customer.columns as Record<string, unknown>).vip = { type: "boolean" };
+        expect((await admin.putProject("acme", "demo", def)).status).to.equal(200);
+        let columns: string[] = [];
+        for (let i = 0; i < 50 && !columns.includes("vip"); i++) {
+          const r = await call(secondUrl, "GET", "/rest/acme/demo/v1/@tables/customer", {
+            headers: keyHeader(key),
+          });
+          columns = r.body.columns.map((c: { name: string }) => c.name);
+          if (!columns.includes("vip")) await sleep(20);
+        }
+        expect(columns).to.include("vip");
+      } finally {
+        await new Promise((r) => server.close(r));
+        await second.close();
+      }
+    });
+  });
+
+  describe("readiness", () => {
+    it("/readyz turns 503 when Redis is unreachable while /healthz stays 200", async () => {
+      const dir = mkdtempSync(path.join(os.tmpdir(), "tessera-ready-"));
+      const redis = await startRedisServer(dir);
+      const platform = await startPlatform({ REDIS_URL: redis.url });
+      try {
+        expect((await call(platform.dataUrl, "GET", "/readyz")).status).to.equal(200);
+        expect((await call(platform.authUrl, "GET", "/readyz")).status).to.equal(200);
+        await redis.stop();
+        const data = await call(platform.dataUrl, "GET", "/readyz");
+        expect(data.status).to.equal(503);
+        expect(data.body.checks.redis).to.equal("unavailable");
+        expect(data.body.checks.mongodb).to.equal("ok");
+        expect((await call(platform.authUrl, "GET", "/readyz")).status).to.equal(503);
+        // The liveness probe stays green: the process is fine, a store is not.
+        expect((await call(platform.dataUrl, "GET", "/healthz")).status).to.equal(200);
+      } finally {
+        await platform.close().catch(() => {});
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  });
+
+  describe("metrics, request ids and logs", () => {
+    let platform: Platform;
+    const lines: string[] = [];
+    before(async () => {
+      const sink = new Writable({
+        write(chunk, _e, cb) {
+          lines.push(...chunk.toString().split("\n").filter(Boolean));
+          cb();
+        },
+      });
+      platform = await startPlatform({}, { logSink: sink });
+      const admin = adminClient(platform.baseUrl, platform.adminToken);
+      await admin.putAccount("acme");
+      await admin.putProject("acme", "demo", demoProject());
+      await admin.putUser("acme", "demo", "alice", { password: "s3cret-password", roles: ["Full access"] });
+    });
+    after(() => platform.close());
+
+    it("propagates the request id from the gateway through auth to the data service", async () => {
+      const r = await call(platform.baseUrl, "POST", "/rest/acme/demo/v1/@authentication", {
+        body: { username: "alice", password: "s3cret-password" },
+        headers: { "x-request-id": "trace-me-123" },
+      });
+      expect(r.status).to.equal(200);
+      expect(r.headers.get("x-request-id")).to.equal("trace-me-123");
+      const services = lines
+        .map((l) => JSON.parse(l))
+        .filter((l) => l.requestId === "trace-me-123")
+        .map((l) => l.service);
+      expect(services).to.include.members(["auth", "data"]);
+    });
+
+    it("never logs a key, a password, an Authorization header or an auth parameter", async () => {
+      const demo = projectClient(platform.baseUrl, "acme", "demo");
+      const key = (await demo.login({ username: "alice", password: "s3cret-password" })).body
+        .apikey as string;
+      await call(platform.baseUrl, "GET", `${demo.root}/customer?auth=${key}:1`);
+      await demo.get(key, "customer");
+      await demo.login({ apikey: key });
+      await demo.login(
+        { username: "alice", password: "s3cret-password", newPassword: "n3w-password!" },
+        "?enablePasswordChange!",
+      );
+      await demo.login({ username: "alice", password: "wrong-guess-1" });
+      const text = lines.join("\n");
+      expect(text).to.contain(`${demo.root}/customer?auth=[redacted]`);
+      for (const secret of [key, "s3cret-password", "n3w-password!", "wrong-guess-1", platform.adminToken]) {
+        expect(text).to.not.contain(secret);
+      }
+    });
+
+    it("serves Prometheus metrics with route templates and login outcomes", async () => {
+      const data = await call(platform.dataUrl, "GET", "/metrics");
+      expect(data.status).to.equal(200);
+      expect(data.body).to.contain("http_request_duration_seconds_bucket");
+      expect(data.body).to.match(/route="\/rest\/:account\/:project\/:version\/:resource"/);
+      const auth = await call(platform.authUrl, "GET", "/metrics");
+      expect(auth.body).to.match(/tessera_logins_total\{[^}]*outcome="success"[^}]*\} \d+/);
+      expect(auth.body).to.match(/tessera_logins_total\{[^}]*outcome="failure"[^}]*\} \d+/);
+    });
+  });
+});
