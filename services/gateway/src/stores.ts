@@ -59,6 +59,13 @@ async function waitForPort(
   throw new Error(`${what} did not listen on port ${port} within ${timeoutMs} ms`);
 }
 
+/** A store we started must not outlive us, even when we exit without stopping it. */
+function tieToThisProcess(child: ChildProcess): void {
+  const kill = () => child.kill("SIGTERM");
+  process.once("exit", kill);
+  child.once("exit", () => process.off("exit", kill));
+}
+
 function stopper(child: ChildProcess): () => Promise<void> {
   return () =>
     new Promise((resolve) => {
@@ -93,6 +100,7 @@ export async function startFerretdb(stateDir: string, log: (line: string) => voi
     { stdio: ["ignore", "ignore", "pipe"] },
   );
   child.stderr?.on("data", (chunk: Buffer) => log(`ferretdb: ${chunk.toString().trim()}`));
+  tieToThisProcess(child);
   await waitForPort(port, child, "FerretDB");
   return { url: `mongodb://127.0.0.1:${port}/`, stop: stopper(child) };
 }
@@ -106,6 +114,7 @@ export async function startRedisServer(stateDir: string): Promise<StartedStore> 
     ["--port", String(port), "--bind", "127.0.0.1", "--dir", stateDir, "--appendonly", "yes", "--save", ""],
     { stdio: "ignore" },
   );
+  tieToThisProcess(child);
   await waitForPort(port, child, "redis-server");
   return { url: `redis://127.0.0.1:${port}/`, stop: stopper(child) };
 }

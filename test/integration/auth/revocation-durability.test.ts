@@ -33,6 +33,8 @@ describe("revocation durability with a Redis replica", () => {
         "127.0.0.1",
         "--save",
         "",
+        "--dir",
+        dir,
         "--replicaof",
         "127.0.0.1",
         primaryPort,
@@ -40,15 +42,16 @@ describe("revocation durability with a Redis replica", () => {
       { stdio: "ignore" },
     );
     replicaStop = () => child.kill("SIGTERM");
-    const replica = new Redis(replicaPort, "127.0.0.1", { lazyConnect: true, maxRetriesPerRequest: 50 });
-    replica.on("error", () => {}); // refused until the replica listens
-    await replica.connect().catch(() => {});
-    for (let i = 0; i < 100; i++) {
-      const info = await replica.info("replication").catch(() => "");
-      if (info.includes("master_link_status:up")) break;
-      await new Promise((r) => setTimeout(r, 100));
+    // Ready when the primary itself counts the replica as connected (that is what WAIT uses).
+    const probe = new Redis(primary.url);
+    let replicas = 0;
+    for (let i = 0; i < 200 && replicas === 0; i++) {
+      const role = (await probe.role()) as [string, number, unknown[]];
+      replicas = role[2]?.length ?? 0;
+      if (replicas === 0) await new Promise((r) => setTimeout(r, 100));
     }
-    replica.disconnect();
+    probe.disconnect();
+    expect(replicas, "the replica never connected to the primary").to.equal(1);
   });
   after(async () => {
     replicaStop();

@@ -3,6 +3,7 @@ import { expect } from "chai";
 import { createBuiltinProvider } from "../../../services/data/src/auth/builtin-provider.ts";
 import type { PasswordHasher } from "../../../services/data/src/auth/passwords.ts";
 import type { MetaStore, StoredUser } from "../../../services/data/src/store/meta-store.ts";
+import { GENERIC_LOGIN_FAILURE } from "../../../shared/contracts/internal-api.ts";
 
 function setup(users: Record<string, StoredUser>) {
   const calls: string[] = [];
@@ -51,14 +52,14 @@ describe("built-in provider", () => {
         payload: { username: "nobody", password: "x" },
         enablePasswordChange: false,
       }),
-    ).to.deep.equal({ ok: false, message: "Login failed" });
+    ).to.deep.equal({ ok: false, message: GENERIC_LOGIN_FAILURE });
     expect(calls).to.deep.equal(["dummy"]);
     expect(
       await provider.authenticate({
         payload: { username: "alice", password: "x" },
         enablePasswordChange: false,
       }),
-    ).to.deep.equal({ ok: false, message: "Login failed" });
+    ).to.deep.equal({ ok: false, message: GENERIC_LOGIN_FAILURE });
     expect(calls).to.deep.equal(["dummy", "verify"]);
   });
   it("returns only roles the project still has, and the user's globals", async () => {

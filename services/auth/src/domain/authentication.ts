@@ -3,6 +3,7 @@
  * project's provider (a new key every time), revalidation and disable of a key
  * (provider not called), password change on login.
  */
+import { GENERIC_LOGIN_FAILURE } from "../../../../shared/contracts/internal-api.ts";
 import { errors } from "../../../../shared/errors.ts";
 import { generateKey, generateKeyId, hashKey } from "../../../../shared/keys/key-format.ts";
 import { type KeyRecord, keyState } from "../../../../shared/keys/key-record.ts";
@@ -11,9 +12,6 @@ import type { Logger } from "../../../../shared/logger.ts";
 import { formatExpiration } from "../../../../shared/time.ts";
 import type { DataServiceClient } from "../clients/data-service-client.ts";
 import type { LoginThrottle } from "../store/login-throttle.ts";
-
-/** The verdict message of a failure whose reason must not be shown. */
-export const GENERIC_FAILURE = "Login failed";
 
 export interface AuthenticationDeps {
   keys: KeyStore;
@@ -105,7 +103,7 @@ async function login(deps: AuthenticationDeps, req: AuthenticationRequest, paylo
   if (!verdict.ok) {
     await deps.throttle.recordFailure(req.account, req.project, username, req.clientAddress, now);
     deps.onLogin?.("failure");
-    throw errors.loginFailed(verdict.message === GENERIC_FAILURE ? undefined : verdict.message);
+    throw errors.loginFailed(verdict.message === GENERIC_LOGIN_FAILURE ? undefined : verdict.message);
   }
   await deps.throttle.recordSuccess(req.account, req.project, username);
   const apikey = generateKey();

@@ -18,6 +18,19 @@ export function wantsPasswordChange(querystring: string): boolean {
   return querystring.split("&").some((part) => part.split("=")[0] === "enablePasswordChange!");
 }
 
+/**
+ * The official Node SDK (`caliveapicreator` 1.3.x) posts its login body with no
+ * Content-Type header at all. Such a body is read as JSON here, and only here,
+ * and only when the request carries no `Origin` either: browsers send `Origin`
+ * on every cross-origin POST, so a web page still cannot drive logins with an
+ * untyped body. A declared non-JSON type is still 415 (docs/compatibility.md).
+ */
+function treatUntypedLoginAsJson(ctx: Context): void {
+  if (ctx.get("content-type") === "" && ctx.get("origin") === "") {
+    ctx.req.headers["content-type"] = "application/json";
+  }
+}
+
 function scope(ctx: Context) {
   const { account, project, version } = ctx.params as Record<string, string>;
   for (const n of [account, project, version]) {
@@ -30,6 +43,7 @@ export function authenticationRouter(deps: AuthenticationRouteDeps): Router {
   const router = new Router({ prefix: "/rest/:account/:project/:version" });
   const post = async (ctx: Context) => {
     const s = scope(ctx);
+    treatUntypedLoginAsJson(ctx);
     const body = await readJsonBody(ctx, deps.maxBodyBytes);
     ctx.body = await handleAuthentication(deps, {
       ...s,

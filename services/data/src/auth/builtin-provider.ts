@@ -2,11 +2,12 @@
  * The built-in provider: users stored per project (admin API), passwords
  * checked with argon2id; supports password change on login.
  */
+import { GENERIC_LOGIN_FAILURE } from "../../../../shared/contracts/internal-api.ts";
 import type { MetaStore } from "../store/meta-store.ts";
 import type { PasswordHasher } from "./passwords.ts";
 import type { AuthProvider, ChangePasswordResult, LoginInfo, ProviderVerdict } from "./provider.ts";
 
-const FAILED: ProviderVerdict = { ok: false, message: "Login failed" };
+const FAILED: ProviderVerdict = { ok: false, message: GENERIC_LOGIN_FAILURE };
 
 export const BUILTIN_LOGIN_INFO: LoginInfo = {
   fields: [

@@ -1,26 +1,58 @@
 /**
  * Custom providers of projects (JavaScript in the sandbox): one sandbox pool
- * per process, one provider instance per project revision.
+ * per process, one provider instance per project revision (the sandbox itself
+ * rebuilds isolates when the library code or config changes).
  */
 import type { DataConfig } from "../../../../shared/config.ts";
-import { errors } from "../../../../shared/errors.ts";
 import type { Logger } from "../../../../shared/logger.ts";
 import type { ProjectModel } from "../domain/project-model.ts";
-import type { AuthProvider } from "./provider.ts";
+import { SandboxPool } from "../sandbox/index.ts";
+import { type CustomAuthProvider, createCustomProvider } from "./custom-provider.ts";
 
 export interface CustomProviderFactory {
-  providerFor(project: ProjectModel): AuthProvider;
+  /** The pool is shared with the logic engine. */
+  pool: SandboxPool;
+  providerFor(project: ProjectModel): CustomAuthProvider;
   close(): Promise<void>;
 }
 
-export function createCustomProviderFactory(_options: {
+export function createCustomProviderFactory(options: {
   config: DataConfig;
   logger: Logger;
 }): CustomProviderFactory {
+  const { config, logger } = options;
+  const pool = new SandboxPool({
+    memoryLimitMb: config.SANDBOX_MEMORY_MB,
+    timeoutMs: config.SANDBOX_TIMEOUT_MS,
+    allowLoopbackFetch: config.SANDBOX_ALLOW_LOOPBACK_FETCH,
+    logger,
+  });
+  const providers = new Map<string, { uid: string; revision: number; provider: CustomAuthProvider }>();
   return {
-    providerFor() {
-      throw errors.unavailable("Custom authentication providers");
+    pool,
+    providerFor(project) {
+      const id = `${project.account}/${project.name}`;
+      const cached = providers.get(id);
+      if (cached && cached.uid === project.uid && cached.revision === project.revision)
+        return cached.provider;
+      const auth = project.definition.authentication;
+      const provider = createCustomProvider({
+        pool,
+        programKey: `${id}/auth`,
+        libraryCode: project.definition.libraries[auth.library!]!.code,
+        libraryName: auth.library,
+        createFunction: auth.createFunction!,
+        config: auth.config ?? {},
+        projectRoles: project.roles.keys(),
+        exposeProviderMessages: auth.exposeProviderMessages ?? false,
+        allowedHosts: auth.allowedHosts ?? [],
+        logger,
+      });
+      providers.set(id, { uid: project.uid, revision: project.revision, provider });
+      return provider;
     },
-    async close() {},
+    async close() {
+      await pool.close();
+    },
   };
 }

@@ -12,9 +12,21 @@ export const LICENSE = {
   compatibility: "CA Live API Creator REST API",
 };
 
+/**
+ * The data-source prefix the original product put before table names (`demo:customer`).
+ * Tessera has one data source per project; resource URLs accept any prefix.
+ */
+export const DATA_SOURCE_PREFIX = "main";
+
+/**
+ * `prefix`, `entity` (list) and `primaryKeyColumns` (detail) are what `lac describe`
+ * and `lac schema list` (liveapicreator-cli 5.x) print.
+ */
 export function describeTable(r: ProjectRequest, table: TableModel, detailed: boolean) {
   const base = {
     name: table.name,
+    prefix: DATA_SOURCE_PREFIX,
+    entity: table.name,
     "@metadata": { href: `${collectionHref(r.addressing, "@tables")}/${encodeURIComponent(table.name)}` },
   };
   if (!detailed) return base;
@@ -31,6 +43,7 @@ export function describeTable(r: ProjectRequest, table: TableModel, detailed: bo
       };
     }),
     primaryKey: { columns: table.key },
+    primaryKeyColumns: table.key,
     parents: [...table.parents.values()].map((p) => ({
       name: p.role,
       parent_table: p.parentTable,
@@ -46,9 +59,12 @@ export function describeTable(r: ProjectRequest, table: TableModel, detailed: bo
   };
 }
 
+/** `resource_type` and `apiVersion` are what `lac describe resources` prints. */
 export function describeResource(r: ProjectRequest, resource: ResourceModel) {
   return {
     name: resource.name,
+    resource_type: "TableBased",
+    apiVersion: r.addressing.version,
     table: resource.table.name,
     attributes: resource.attributes.map((a) => ({
       name: a.name,

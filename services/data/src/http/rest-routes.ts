@@ -47,7 +47,9 @@ export function restRouter(deps: RestDeps): Router {
   });
   router.get("/:account/:project/:version/@tables/:table", async (ctx) => {
     const r = await resolveProjectRequest(ctx, deps);
-    const table = r.project.tables.get(decodeURIComponent(r.rest[1] ?? ""));
+    const name = decodeURIComponent(r.rest[1] ?? "");
+    // As for resources, a data-source prefix (`main:customer`) is accepted.
+    const table = r.project.tables.get(name) ?? r.project.tables.get(name.slice(name.indexOf(":") + 1));
     if (!table) throw errors.notFound("No such table");
     ctx.body = describeTable(r, table, true);
   });
@@ -83,6 +85,12 @@ export function restRouter(deps: RestDeps): Router {
   router.all("/:account/:project/:version/:resource/:key", handle);
 
   async function read(r: ProjectRequest, resource: ResourceModel, key: Record<string, unknown> | undefined) {
+    // Named filters and sorts of the original product (`lac get -g/-t`) do not exist here;
+    // ignoring them would answer a narrower question with more rows than asked for.
+    for (const name of ["userfilter", "userorder"]) {
+      if (r.params.has(name))
+        throw errors.badFilter(`Parameter '${name}' (named filters and sorts) is not supported`);
+    }
     const pagesize = intParam(r.params, "pagesize", PAGESIZE_DEFAULT, 1, PAGESIZE_MAX);
     const offset = intParam(r.params, "offset", 0, 0, 1_000_000_000);
     const pagekey = decodePagekey(single(r.params, "pagekey"));

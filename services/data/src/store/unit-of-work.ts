@@ -30,24 +30,18 @@ export async function commitWrites(
   hooks: { beforeWrite?: (index: number) => Promise<void> } = {},
 ): Promise<void> {
   if (writes.length === 0) return;
+  // A store-connection error leaves as 503/5031 through the error middleware.
+  if (!(await store.supportsTransactions())) return applyWithUndo(store, account, writes, logger, hooks);
+  const session = store.startSession();
   try {
-    if (await store.supportsTransactions()) {
-      const session = store.startSession();
-      try {
-        await session.withTransaction(async () => {
-          for (const [i, w] of writes.entries()) {
-            await hooks.beforeWrite?.(i);
-            await apply(store, account, w, session);
-          }
-        });
-      } finally {
-        await session.endSession();
+    await session.withTransaction(async () => {
+      for (const [i, w] of writes.entries()) {
+        await hooks.beforeWrite?.(i);
+        await apply(store, account, w, session);
       }
-      return;
-    }
-    await applyWithUndo(store, account, writes, logger, hooks);
-  } catch (err) {
-    throw classify(err);
+    });
+  } finally {
+    await session.endSession();
   }
 }
 
@@ -114,16 +108,4 @@ async function undo(store: TenantStore, account: string, w: PlannedWrite): Promi
   if (w.kind === "insert") await c.deleteOne({ _id: w.after._id, _ck: w.after._ck });
   else if (w.kind === "update") await c.replaceOne({ _id: w.after._id, _ck: w.after._ck }, w.before);
   else await c.insertOne(w.before);
-}
-
-function classify(err: unknown): unknown {
-  if (err instanceof ApiError) return err;
-  const name = (err as { name?: string })?.name ?? "";
-  if (
-    /Mongo(Network|ServerSelection|NotConnected|Topology|PoolCleared)/.test(name) ||
-    /ECONNRE/.test(String(err))
-  ) {
-    return errors.unavailable("The data store", err);
-  }
-  return err;
 }

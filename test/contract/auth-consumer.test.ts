@@ -1,0 +1,321 @@
+/**
+ * Consumer side of the internal-API contract (issue 6 §6): the auth service's real
+ * DataServiceClient against a Pact mock server. Each interaction that passes is
+ * written to test/pacts/tessera-auth-tessera-data.json, which
+ * test/contract/data-provider.test.ts then replays against the real data service.
+ */
+import { rmSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { MatchersV3, PactV4, type V3MockServer } from "@pact-foundation/pact";
+import { expect } from "chai";
+import { createDataServiceClient } from "../../services/auth/src/clients/data-service-client.ts";
+import type { AuthenticateBody } from "../../shared/contracts/internal-api.ts";
+import {
+  CONSUMER,
+  FIXTURE,
+  PACT_DIR,
+  PACT_FILE,
+  PACT_LOG_LEVEL,
+  PROVIDER,
+  STATES,
+} from "./internal-api-pact.ts";
+
+const { eachLike, integer, like, regex, reify, string } = MatchersV3;
+
+/** The consumer's token; the provider test swaps in the data service's real one. */
+const TOKEN = "consumer-contract-token";
+const { account, project, version, alice, brief } = FIXTURE;
+const projectPath = (a: string, p: string) => `/internal/v1/accounts/${a}/projects/${p}`;
+
+/** Every call carries the service credential and a well-formed request id (shared/http/request-context.ts). */
+const serviceHeaders = {
+  authorization: regex(/^Bearer \S+$/, `Bearer ${TOKEN}`),
+  "x-request-id": regex(/^[A-Za-z0-9._-]{1,64}$/, "contract-request-1"),
+};
+
+/** ProjectSettings (shared/contracts/internal-api.ts) as the auth service relies on it. */
+const projectSettings = {
+  account,
+  name: project,
+  uid: string("6f1c2b0e-3d4a-4e5f-8a9b-0c1d2e3f4a5b"),
+  revision: integer(1),
+  versions: eachLike(version, 0),
+  roles: eachLike("Full access", 0),
+  provider: regex(/^(builtin|custom)$/, "builtin"),
+  keyLifetimeSeconds: integer(3600),
+};
+
+const loginBody = (
+  username: string,
+  password: string,
+  extra: Partial<AuthenticateBody> = {},
+): AuthenticateBody => ({
+  version,
+  payload: { username, password },
+  enablePasswordChange: false,
+  ...extra,
+});
+
+describe("contract: auth service → data service internal API (consumer)", () => {
+  const pact = new PactV4({
+    consumer: CONSUMER,
+    provider: PROVIDER,
+    dir: PACT_DIR,
+    logLevel: PACT_LOG_LEVEL,
+  });
+  const client = (mock: V3MockServer, token = TOKEN) => createDataServiceClient(mock.url, token, 5_000);
+
+  before(() => {
+    // Pact merges into an existing file: start from nothing so a renamed interaction leaves no stale copy.
+    rmSync(PACT_FILE, { force: true });
+  });
+
+  describe("GET …/settings", () => {
+    it("an existing project: 200 with ProjectSettings", async () => {
+      await pact
+        .addInteraction()
+        .given(STATES.demoWithAlice)
+        .uponReceiving("a request for the settings of an existing project")
+        .withRequest("GET", `${projectPath(account, project)}/settings`, (b) => b.headers(serviceHeaders))
+        .willRespondWith(200, (b) => b.jsonBody(projectSettings))
+        .executeTest(async (mock) => {
+          const settings = await client(mock).settings(account, project, "contract-request-1");
+          expect(settings).to.deep.equal(reify(projectSettings));
+        });
+    });
+
+    it("a missing project: 404, which the client reports as null", async () => {
+      await pact
+        .addInteraction()
+        .given(STATES.noMissingProject)
+        .uponReceiving("a request for the settings of a missing project")
+        .withRequest("GET", `${projectPath(account, FIXTURE.missingProject)}/settings`, (b) =>
+          b.headers(serviceHeaders),
+        )
+        .willRespondWith(404)
+        .executeTest(async (mock) => {
+          expect(await client(mock).settings(account, FIXTURE.missingProject, "contract-request-1")).to.equal(
+            null,
+          );
+        });
+    });
+  });
+
+  describe("GET …/login-info", () => {
+    const loginInfo = {
+      fields: eachLike({ name: string("username"), display: string("User name"), type: string("text") }),
+      links: eachLike(
+        { display: string("Forgotten password"), href: string("https://example.com/reset") },
+        0,
+      ),
+    };
+
+    it("an existing project: 200 with fields and links", async () => {
+      await pact
+        .addInteraction()
+        .given(STATES.demoWithAlice)
+        .uponReceiving("a request for the login info of an existing project")
+        .withRequest("GET", `${projectPath(account, project)}/login-info`, (b) => b.headers(serviceHeaders))
+        .willRespondWith(200, (b) => b.jsonBody(loginInfo))
+        .executeTest(async (mock) => {
+          const info = await client(mock).loginInfo(account, project, "contract-request-1");
+          expect(info).to.deep.equal(reify(loginInfo));
+        });
+    });
+
+    it("a missing project: 404, which the client reports as null", async () => {
+      await pact
+        .addInteraction()
+        .given(STATES.noMissingProject)
+        .uponReceiving("a request for the login info of a missing project")
+        .withRequest("GET", `${projectPath(account, FIXTURE.missingProject)}/login-info`, (b) =>
+          b.headers(serviceHeaders),
+        )
+        .willRespondWith(404)
+        .executeTest(async (mock) => {
+          const info = await client(mock).loginInfo(account, FIXTURE.missingProject, "contract-request-1");
+          expect(info).to.equal(null);
+        });
+    });
+  });
+
+  describe("POST …/authenticate", () => {
+    const authenticate = (
+      given: string,
+      description: string,
+      projectName: string,
+      body: AuthenticateBody,
+      status: number,
+      responseBody?: unknown,
+    ) =>
+      pact
+        .addInteraction()
+        .given(given)
+        .uponReceiving(description)
+        .withRequest("POST", `${projectPath(account, projectName)}/authenticate`, (b) =>
+          b.headers(serviceHeaders).jsonBody(body),
+        )
+        .willRespondWith(status, (b) => {
+          if (responseBody !== undefined) b.jsonBody(responseBody);
+        })
+        .executeTest((mock) => client(mock).authenticate(account, projectName, body, "contract-request-1"));
+
+    it("right credentials: verdict ok with userIdentifier, roles and globals, and the project's settings", async () => {
+      const response = {
+        project: projectSettings,
+        verdict: {
+          ok: true,
+          userIdentifier: string(alice.username),
+          roles: eachLike(alice.roles[0], 0),
+          globals: like(alice.globals),
+        },
+      };
+      const answer = await authenticate(
+        STATES.demoWithAlice,
+        "a login with the right password",
+        project,
+        loginBody(alice.username, alice.password),
+        200,
+        response,
+      );
+      expect(answer).to.deep.equal(reify(response));
+    });
+
+    it("a user with a key lifetime of her own: the verdict carries keyLifetimeSeconds", async () => {
+      const response = {
+        project: projectSettings,
+        verdict: {
+          ok: true,
+          userIdentifier: string(brief.username),
+          roles: eachLike(brief.roles[0], 0),
+          globals: like(brief.globals),
+          keyLifetimeSeconds: integer(brief.keyLifetimeSeconds),
+        },
+      };
+      const answer = await authenticate(
+        STATES.demoWithBrief,
+        "a login by a user with her own key lifetime",
+        project,
+        loginBody(brief.username, brief.password),
+        200,
+        response,
+      );
+      expect(answer?.verdict).to.include({ ok: true, keyLifetimeSeconds: brief.keyLifetimeSeconds });
+    });
+
+    it("a login that asks for a password change: the verdict carries the change's result and message", async () => {
+      const response = {
+        verdict: {
+          ok: true,
+          userIdentifier: string(alice.username),
+          roles: eachLike(alice.roles[0], 0),
+          globals: like(alice.globals),
+          changePasswordResult: regex(/^(success|failure|notSupported)$/, "success"),
+          changePasswordMessage: string("The password was changed"),
+        },
+      };
+      const body = loginBody(alice.username, alice.password, { enablePasswordChange: true });
+      body.payload = { ...body.payload, newPassword: FIXTURE.newPassword };
+      const answer = await authenticate(
+        STATES.demoWithAlice,
+        "a login with a password change",
+        project,
+        body,
+        200,
+        response,
+      );
+      expect(answer?.verdict).to.include({ ok: true, changePasswordResult: "success" });
+    });
+
+    it("wrong credentials: verdict ok:false with a message", async () => {
+      const response = { verdict: { ok: false, message: string("Login failed") } };
+      const answer = await authenticate(
+        STATES.demoWithAlice,
+        "a login with a wrong password",
+        project,
+        loginBody(alice.username, FIXTURE.wrongPassword),
+        200,
+        response,
+      );
+      expect(answer?.verdict).to.deep.equal({ ok: false, message: "Login failed" });
+    });
+
+    it("a missing project: 404, which the client reports as null", async () => {
+      const answer = await authenticate(
+        STATES.noMissingProject,
+        "a login to a missing project",
+        FIXTURE.missingProject,
+        loginBody(alice.username, alice.password),
+        404,
+      );
+      expect(answer).to.equal(null);
+    });
+
+    it("a missing API version: 404, which the client reports as null", async () => {
+      const answer = await authenticate(
+        STATES.demoWithAlice,
+        "a login to a missing API version",
+        project,
+        loginBody(alice.username, alice.password, { version: FIXTURE.missingVersion }),
+        404,
+      );
+      expect(answer).to.equal(null);
+    });
+  });
+
+  describe("the contract pins the request headers", () => {
+    /** Runs a call the mock server must reject; resolves to Pact's mismatch report. */
+    const mismatch = async (call: (mock: V3MockServer) => Promise<unknown>) => {
+      try {
+        await pact
+          .addInteraction()
+          .given(STATES.demoWithAlice)
+          .uponReceiving("a header check that must not be written to the pact")
+          .withRequest("GET", `${projectPath(account, project)}/settings`, (b) => b.headers(serviceHeaders))
+          .willRespondWith(200, (b) => b.jsonBody(projectSettings))
+          // The mock answers a mismatched request with 500 and the client throws: swallow that,
+          // so that Pact reports the mismatch itself.
+          .executeTest((mock) => call(mock).catch(() => undefined));
+      } catch (err) {
+        return (err as Error).message;
+      }
+      throw new Error("the mock server accepted a request the contract should refuse");
+    };
+
+    it("a request without the service credential does not match", async () => {
+      const report = await mismatch((mock) =>
+        client(mock, "").settings(account, project, "contract-request-1"),
+      );
+      expect(report).to.include("Mismatch with header 'authorization'");
+    });
+
+    it("a request without a well-formed x-request-id does not match", async () => {
+      const report = await mismatch((mock) => client(mock).settings(account, project, "not a request id!"));
+      expect(report).to.include("Mismatch with header 'x-request-id'");
+    });
+  });
+
+  describe("the pact file", () => {
+    it("holds every interaction above, each with a provider state the provider test knows", async () => {
+      const pactJson = JSON.parse(await readFile(PACT_FILE, "utf8")) as {
+        consumer: { name: string };
+        provider: { name: string };
+        interactions: { description: string; providerStates?: { name: string }[] }[];
+        metadata: { pactSpecification: { version: string } };
+      };
+      expect(pactJson.consumer.name).to.equal(CONSUMER);
+      expect(pactJson.provider.name).to.equal(PROVIDER);
+      expect(pactJson.metadata.pactSpecification.version).to.match(/^4\./);
+      expect(pactJson.interactions).to.have.length(10);
+      expect(pactJson.interactions.map((i) => i.description)).to.not.include(
+        "a header check that must not be written to the pact",
+      );
+      const known: string[] = Object.values(STATES);
+      for (const i of pactJson.interactions) {
+        expect(i.providerStates?.map((s) => s.name)).to.satisfy((names: string[]) =>
+          names.every((n) => known.includes(n)),
+        );
+      }
+    });
+  });
+});

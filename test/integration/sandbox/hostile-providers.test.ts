@@ -1,0 +1,344 @@
+/**
+ * Hostile custom providers: each misbehaviour is a clean failed login within
+ * its limit, the process stays up, and other programs keep answering.
+ */
+import { readFileSync } from "node:fs";
+import { expect } from "chai";
+import {
+  type CustomProviderOptions,
+  createCustomProvider,
+  GENERIC_LOGIN_FAILURE,
+} from "../../../services/data/src/auth/custom-provider.ts";
+import type { ProviderVerdict } from "../../../services/data/src/auth/provider.ts";
+import { SandboxPool } from "../../../services/data/src/sandbox/index.ts";
+import { memoryLogger, sleep, timed } from "../../unit/sandbox/support.ts";
+
+const TIMEOUT_MS = 500;
+const secretWord = readFileSync(
+  new URL("../../../examples/providers/secret-word/secret-word.js", import.meta.url),
+  "utf8",
+);
+
+/** A provider library whose authenticate body is `body` (`async` unless told otherwise). */
+function library(body: string, { async = true } = {}): string {
+  return `function hostileCreate() {
+  return {
+    getLoginInfo: function () { return { fields: [{ name: "username", display: "User", type: "text" }], links: [] }; },
+    authenticate: ${async ? "async " : ""}function (payload, enablePasswordChange) {
+${body}
+    }
+  };
+}`;
+}
+
+describe("hostile custom providers", function () {
+  this.timeout(30_000);
+  let pool: SandboxPool;
+  let logger: ReturnType<typeof memoryLogger>;
+  let seq = 0;
+
+  beforeEach(() => {
+    pool = new SandboxPool({ allowLoopbackFetch: false, timeoutMs: TIMEOUT_MS });
+    logger = memoryLogger();
+  });
+
+  afterEach(async () => {
+    await pool.close();
+  });
+
+  function provider(code: string, over: Partial<CustomProviderOptions> = {}) {
+    return createCustomProvider({
+      pool,
+      programKey: `hostile/p${++seq}/auth`,
+      libraryCode: code,
+      createFunction: "hostileCreate",
+      config: {},
+      projectRoles: ["Full access"],
+      exposeProviderMessages: false,
+      allowedHosts: [],
+      logger,
+      ...over,
+    });
+  }
+
+  async function login(code: string, over: Partial<CustomProviderOptions> = {}) {
+    const p = provider(code, over);
+    const outcome = await timed(() =>
+      p.authenticate({ payload: { username: "u", password: "secret-pw" }, enablePasswordChange: false }),
+    );
+    expect(outcome.error, "authenticate must not throw").to.equal(undefined);
+    return { verdict: outcome.value as ProviderVerdict, ms: outcome.ms, provider: p };
+  }
+
+  async function expectCleanFailure(
+    code: string,
+    maxMs: number,
+    reason: RegExp,
+    opts: { async?: boolean; timeoutMs?: number } = {},
+  ) {
+    const { verdict, ms, provider: p } = await login(library(code, opts), { timeoutMs: opts.timeoutMs });
+    expect(verdict).to.deep.equal({ ok: false, message: GENERIC_LOGIN_FAILURE });
+    expect(ms, `took ${ms.toFixed(0)} ms`).to.be.below(maxMs);
+    expect(logger.text()).to.match(reason);
+    expect(logger.text()).to.not.contain("secret-pw");
+    return p;
+  }
+
+  it("infinite loop: fails at the time limit", async () => {
+    await expectCleanFailure("while (true) {}", TIMEOUT_MS + 400, /did not finish within 500 ms|time limit/, {
+      async: false,
+    });
+  });
+
+  it("while(true) inside an async function after an await: fails at the time limit", async () => {
+    await expectCleanFailure(
+      "await new Promise((r) => setTimeout(r, 20)); while (true) {}",
+      TIMEOUT_MS + 400,
+      /did not finish within 500 ms/,
+    );
+  });
+
+  it("a promise that never settles: fails at the time limit", async () => {
+    await expectCleanFailure(
+      "await new Promise(() => {});",
+      TIMEOUT_MS + 400,
+      /did not finish within 500 ms/,
+    );
+  });
+
+  it("unbounded allocation: fails on the memory limit, the next login gets a fresh isolate", async () => {
+    const p = await expectCleanFailure(
+      "const hog = []; while (true) hog.push(new Array(1e5).fill('x' + hog.length));",
+      5000,
+      /ran out of memory/,
+      // a generous time limit, so that the memory limit is what stops it
+      { timeoutMs: 10_000 },
+    );
+    expect(pool.stats().disposed.memory).to.equal(1);
+    expect(await p.getLoginInfo()).to.have.property("fields");
+  });
+
+  it("large allocations at once (typed arrays, strings): fail cleanly", async () => {
+    await expectCleanFailure(
+      "const b = new ArrayBuffer(512 * 1024 * 1024); return { roleNames: [] };",
+      5000,
+      /memory|RangeError/,
+      { timeoutMs: 10_000 },
+    );
+    await expectCleanFailure("let s = 'x'; for (;;) s += s; ", 5000, /memory|Invalid string length/);
+  });
+
+  it("deep recursion: a script error", async () => {
+    await expectCleanFailure(
+      "function f(n) { return f(n + 1) + 1 } return f(0);",
+      2000,
+      /Maximum call stack/,
+    );
+  });
+
+  it("throwing non-errors: script errors", async () => {
+    await expectCleanFailure("throw 42;", 2000, /non-Error value was thrown: 42/);
+    await expectCleanFailure("throw {};", 2000, /non-Error object was thrown/);
+    await expectCleanFailure("throw null;", 2000, /non-Error value was thrown: null/);
+    await expectCleanFailure("return Promise.reject('nope');", 2000, /non-Error value was thrown: nope/);
+    await expectCleanFailure(
+      "throw { toString() { while (true) {} } };",
+      TIMEOUT_MS + 400,
+      /non-Error object|time limit|within/,
+    );
+  });
+
+  it("cyclic, huge, function and odd results: clean failures", async () => {
+    await expectCleanFailure("const r = { roleNames: [] }; r.self = r; return r;", 2000, /cyclic/);
+    await expectCleanFailure(
+      "return { roleNames: [], userData: { blob: 'x'.repeat(2 * 1024 * 1024) } };",
+      3000,
+      /larger than/,
+    );
+    await expectCleanFailure("return { roleNames: [], userData: { f: function () {} } };", 2000, /function/);
+    await expectCleanFailure("return function () {};", 2000, /function/);
+    await expectCleanFailure("return { roleNames: [10n] };", 2000, /BigInt/);
+    await expectCleanFailure("return 'Full access';", 2000, /not an object/);
+    await expectCleanFailure("return { roleNames: 'Full access' };", 2000, /roleNames/);
+    await expectCleanFailure(
+      "return { roleNames: ['Full access'], userIdentifier: { admin: true } };",
+      2000,
+      /userIdentifier/,
+    );
+  });
+
+  it("a result cannot pollute host prototypes", async () => {
+    const { verdict } = await login(
+      library(
+        `return JSON.parse('{"__proto__": {"polluted": "yes"}, "roleNames": ["Full access"], "userData": {"__proto__": {"polluted": "yes"}}}');`,
+      ),
+    );
+    expect(verdict.ok).to.equal(true);
+    expect(({} as Record<string, unknown>).polluted).to.equal(undefined);
+    expect(Object.prototype).to.not.have.property("polluted");
+  });
+
+  it("require, process and Function-constructor escapes: nothing to reach", async () => {
+    const escapes = [
+      "const fs = require('fs'); return { roleNames: ['Full access'], userData: { d: fs.readdirSync('/') } };",
+      "return { roleNames: ['Full access'], userData: { env: process.env } };",
+      "const p = globalThis.constructor.constructor('return process')(); return { roleNames: ['Full access'], userData: { pid: p.pid } };",
+      "const p = (async function(){}).constructor('return process')(); return { roleNames: ['Full access'], userData: { pid: (await p).pid } };",
+      "const m = await import('node:fs'); return { roleNames: ['Full access'], userData: { m: Object.keys(m) } };",
+      "return { roleNames: ['Full access'], userData: { k: Object.keys(this) } }.userData.k.includes('process') ? { roleNames: ['Full access'] } : { errorMessage: 'no' };",
+    ];
+    for (const code of escapes) {
+      const { verdict } = await login(library(code));
+      expect(verdict.ok, code).to.equal(false);
+    }
+    expect(logger.text()).to.match(/require is not defined/);
+    expect(logger.text()).to.match(/process is not defined/);
+  });
+
+  it("fetching private, loopback and metadata addresses is refused without allowLoopbackFetch", async () => {
+    const targets = [
+      "http://127.0.0.1/",
+      "http://10.0.0.1/",
+      "http://169.254.169.254/latest/meta-data/",
+      "http://[::1]/",
+      "http://[::ffff:127.0.0.1]/",
+      "http://0.0.0.0/",
+      "http://2130706433/",
+      "http://localhost/",
+    ];
+    const allowedHosts = [
+      "127.0.0.1",
+      "10.0.0.1",
+      "169.254.169.254",
+      "[::1]",
+      "::ffff:7f00:1",
+      "0.0.0.0",
+      "localhost",
+    ];
+    for (const url of targets) {
+      const code = `try { await tessera.fetchJson(${JSON.stringify(url)}); return { roleNames: ['Full access'] }; } catch (e) { return { errorMessage: e.name + ': ' + e.message }; }`;
+      const { verdict, ms } = await login(library(code), { allowedHosts, exposeProviderMessages: true });
+      expect(verdict.ok, url).to.equal(false);
+      expect(!verdict.ok && verdict.message, url).to.match(
+        /^TesseraHostError: fetchJson: .* resolves to a (loopback|private|link-local|unspecified) address, which is not allowed/,
+      );
+      expect(ms, url).to.be.below(400);
+    }
+    // uncaught, it is just a failed login
+    const { verdict } = await login(
+      library("await tessera.fetchJson('http://169.254.169.254/'); return { roleNames: [] };"),
+      {
+        allowedHosts,
+      },
+    );
+    expect(verdict).to.deep.equal({ ok: false, message: GENERIC_LOGIN_FAILURE });
+  });
+
+  it("fetching hosts outside the allow-list or other schemes is refused", async () => {
+    for (const url of [
+      "https://example.com/",
+      "file:///etc/passwd",
+      "ftp://example.com/",
+      "http://user:pw@example.com/",
+    ]) {
+      const code = `try { await tessera.fetchJson(${JSON.stringify(url)}); return { roleNames: [] }; } catch (e) { return { errorMessage: e.message }; }`;
+      const { verdict } = await login(library(code), {
+        allowedHosts: ["example.org"],
+        exposeProviderMessages: true,
+      });
+      expect(!verdict.ok && verdict.message, url).to.match(
+        /allowed hosts|only http and https|credentials in the URL/,
+      );
+    }
+  });
+
+  it("work left behind by a call never runs later (timers, host answers)", async () => {
+    const code = library(
+      "if (payload.username === 'plant') { setTimeout(() => { while (true) {} }, 10); tessera.fetchJson('http://10.0.0.1/').catch(() => { while (true) {} }); return { errorMessage: 'planted' }; }\n" +
+        "return { roleNames: ['Full access'] };",
+    );
+    const p = provider(code, { allowedHosts: ["10.0.0.1"] });
+    expect(
+      (await p.authenticate({ payload: { username: "plant" }, enablePasswordChange: false })).ok,
+    ).to.equal(false);
+    await sleep(100);
+    const next = await timed(() =>
+      p.authenticate({ payload: { username: "ok" }, enablePasswordChange: false }),
+    );
+    expect((next.value as ProviderVerdict).ok).to.equal(true);
+    expect(next.ms).to.be.below(100);
+    expect(pool.stats().disposed.timeout ?? 0).to.equal(0);
+  });
+
+  it("a broken library (syntax error, missing create function, throwing create) fails logins cleanly", async () => {
+    for (const [code, createFunction, reason] of [
+      ["function hostileCreate( {", "hostileCreate", /does not compile/],
+      ["function other() {}", "hostileCreate", /defines no function hostileCreate/],
+      ["function hostileCreate() { throw new Error('create failed') }", "hostileCreate", /create failed/],
+      ["function hostileCreate() { return 7 }", "hostileCreate", /did not return a provider object/],
+      ["function hostileCreate() { return {} }", "hostileCreate", /no authenticate function/],
+    ] as const) {
+      const { verdict } = await login(code, { createFunction });
+      expect(verdict, code).to.deep.equal({ ok: false, message: GENERIC_LOGIN_FAILURE });
+      expect(logger.text(), code).to.match(reason);
+    }
+    expect(() => provider("function x() {}", { createFunction: "x(); process" })).to.throw(TypeError);
+  });
+
+  it("other programs keep answering while hostile ones spin", async () => {
+    const healthyPool = new SandboxPool({ allowLoopbackFetch: false, timeoutMs: 1000 });
+    try {
+      const healthy = createCustomProvider({
+        pool: healthyPool,
+        programKey: "good/project/auth",
+        libraryCode: secretWord,
+        createFunction: "secretWordCreate",
+        config: { secretWord: "w" },
+        projectRoles: ["Full access"],
+        exposeProviderMessages: false,
+        allowedHosts: [],
+        logger,
+      });
+      const spinner = createCustomProvider({
+        pool: healthyPool,
+        programKey: "evil/project/auth",
+        libraryCode: library("await null; while (true) {}"),
+        createFunction: "hostileCreate",
+        config: {},
+        projectRoles: [],
+        exposeProviderMessages: false,
+        allowedHosts: [],
+        logger,
+      });
+      await healthy.warm();
+      await spinner.warm();
+      // two spinning calls (the hostile program's maximum) and a stream of healthy logins meanwhile
+      const hostile = [1, 2].map(() =>
+        timed(() => spinner.authenticate({ payload: {}, enablePasswordChange: false })),
+      );
+      const latencies: number[] = [];
+      const started = performance.now();
+      while (performance.now() - started < 1100) {
+        const t = await timed(() =>
+          healthy.authenticate({ payload: { username: "a", password: "w" }, enablePasswordChange: false }),
+        );
+        expect((t.value as ProviderVerdict).ok).to.equal(true);
+        latencies.push(t.ms);
+        await sleep(5);
+      }
+      const outcomes = await Promise.all(hostile);
+      for (const o of outcomes) {
+        expect(o.value).to.deep.equal({ ok: false, message: GENERIC_LOGIN_FAILURE });
+        expect(o.ms).to.be.within(900, 2000);
+      }
+      latencies.sort((a, b) => a - b);
+      const max = latencies[latencies.length - 1];
+      const p95 = latencies[Math.floor(latencies.length * 0.95)];
+      expect(latencies.length).to.be.above(20);
+      expect(max, `max healthy latency ${max.toFixed(1)} ms`).to.be.below(250);
+      expect(p95, `p95 healthy latency ${p95.toFixed(1)} ms`).to.be.below(50);
+    } finally {
+      await healthyPool.close();
+    }
+  });
+});

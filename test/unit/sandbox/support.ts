@@ -1,0 +1,41 @@
+/** Helpers for the sandbox tests. */
+import type { SandboxLogger } from "../../../services/data/src/sandbox/index.ts";
+
+export interface LogEntry {
+  level: "debug" | "info" | "warn" | "error";
+  obj: Record<string, unknown>;
+  msg: string | undefined;
+}
+
+/** A logger that keeps every entry, for assertions (e.g. that no password is ever logged). */
+export function memoryLogger(): SandboxLogger & { entries: LogEntry[]; text(): string } {
+  const entries: LogEntry[] = [];
+  const at =
+    (level: LogEntry["level"]) =>
+    (obj: object, msg?: string): void => {
+      entries.push({ level, obj: obj as Record<string, unknown>, msg });
+    };
+  return {
+    entries,
+    debug: at("debug"),
+    info: at("info"),
+    warn: at("warn"),
+    error: at("error"),
+    text: () => entries.map((e) => `${e.level} ${JSON.stringify(e.obj)} ${e.msg ?? ""}`).join("\n"),
+  };
+}
+
+/** Runs `fn` and returns its outcome and how long it took. */
+export async function timed<T>(fn: () => Promise<T>): Promise<{ ms: number; value?: T; error?: unknown }> {
+  const started = performance.now();
+  try {
+    const value = await fn();
+    return { ms: performance.now() - started, value };
+  } catch (error) {
+    return { ms: performance.now() - started, error };
+  }
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
