@@ -135,10 +135,13 @@ describe("operations", () => {
     });
 
     it("serves Prometheus metrics with route templates and login outcomes", async () => {
+      expect((await call(platform.baseUrl, "GET", "/rest/acme/demo/v1/customer")).status).to.equal(401);
       const data = await call(platform.dataUrl, "GET", "/metrics");
       expect(data.status).to.equal(200);
       expect(data.body).to.contain("http_request_duration_seconds_bucket");
       expect(data.body).to.match(/route="\/rest\/:account\/:project\/:version\/:resource"/);
+      expect(data.body).to.match(/tessera_key_validations_total\{[^}]*outcome="valid"[^}]*\} [1-9]/);
+      expect(data.body).to.match(/tessera_key_validations_total\{[^}]*outcome="4011"[^}]*\} [1-9]/);
       const auth = await call(platform.authUrl, "GET", "/metrics");
       expect(auth.body).to.match(/tessera_logins_total\{[^}]*outcome="success"[^}]*\} \d+/);
       expect(auth.body).to.match(/tessera_logins_total\{[^}]*outcome="failure"[^}]*\} \d+/);

@@ -1,6 +1,7 @@
 /** Builds the data service's Koa app from explicit dependencies (does not listen). */
 import Router from "@koa/router";
 import Koa from "koa";
+import { ApiError } from "../../../shared/errors.ts";
 import { errorMiddleware } from "../../../shared/http/error-middleware.ts";
 import type { Metrics } from "../../../shared/http/metrics.ts";
 import { addOpsRoutes, type ReadinessCheck } from "../../../shared/http/ops-routes.ts";
@@ -39,7 +40,27 @@ export interface DataDeps {
   maxBodyBytes: number;
 }
 
+/** Counts key validations by outcome (valid, or the error code that refused the key). */
+function countedKeys(keys: KeyValidator, metrics: Metrics): KeyValidator {
+  const outcomes = metrics.counter("tessera_key_validations_total", "API key validations by outcome", [
+    "outcome",
+  ]);
+  return {
+    async validate(carrier, scope) {
+      try {
+        const record = await keys.validate(carrier, scope);
+        outcomes.inc({ outcome: "valid" });
+        return record;
+      } catch (err) {
+        outcomes.inc({ outcome: err instanceof ApiError ? String(err.errorCode) : "error" });
+        throw err;
+      }
+    },
+  };
+}
+
 export function buildDataApp(deps: DataDeps): Koa {
+  const keys = countedKeys(deps.keys, deps.metrics);
   const app = new Koa();
   app.proxy = true;
   app.use(requestContext(deps.logger));
@@ -51,7 +72,7 @@ export function buildDataApp(deps: DataDeps): Koa {
   const routers = [
     ops,
     restRouter({
-      keys: deps.keys,
+      keys,
       projects: deps.projects,
       publicBaseUrl: deps.publicBaseUrl,
       tenants: deps.tenants,
