@@ -28,18 +28,24 @@ export interface ProjectSettings {
   keyLifetimeSeconds: number;
 }
 
+/** A provider's successful verdict. Expiry: `keyExpiration` wins over `keyLifetimeSeconds` when both are set. */
 export interface VerdictSuccess {
   ok: true;
   userIdentifier: string;
+  /** Role names the provider asked for; roles unknown to the project are already removed. */
   roles: string[];
+  /** Become the key's globals, usable as `@{name}` in row filters. */
   globals: Record<string, unknown>;
   keyLifetimeSeconds?: number;
+  /** Absolute expiry, epoch milliseconds. */
   keyExpiration?: number;
   userInfo?: Record<string, unknown>;
+  /** Only present when the login asked for a password change. */
   changePasswordResult?: "success" | "failure" | "notSupported";
   changePasswordMessage?: string;
 }
 
+/** A failed verdict. `message` is safe to show to the client (already summarised, or GENERIC_LOGIN_FAILURE). */
 export interface VerdictFailure {
   ok: false;
   message: string;

@@ -14,6 +14,7 @@ import { dataConfigSchema, parseConfig } from "../../shared/config.ts";
 import { createLogger } from "../../shared/logger.ts";
 import { demoProject } from "../fixtures/demo-project.ts";
 import { adminClient, type Reply } from "../support/http.ts";
+import { dropDatabases } from "../support/platform.ts";
 import { isolationPrefix, testStores } from "../support/stores.ts";
 import { FIXTURE, PACT_FILE, PACT_LOG_LEVEL, PROVIDER, STATES } from "./internal-api-pact.ts";
 
@@ -94,12 +95,7 @@ describe("contract: data service internal API (provider)", () => {
   after(async () => {
     if (server) await closeServer(server);
     if (!data) return;
-    // Drop every database this test created (its metadata and the tenant's).
-    const client = data.deps.tenants.db("_").client;
-    const { databases } = await client.db("admin").command({ listDatabases: 1, nameOnly: true });
-    for (const { name } of databases as { name: string }[]) {
-      if (name.startsWith(prefix)) await client.db(name).dropDatabase();
-    }
+    await dropDatabases(data.deps.tenants, prefix);
     await data.close();
   });
 

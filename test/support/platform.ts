@@ -15,8 +15,8 @@ import { authConfigSchema, type DataConfig, dataConfigSchema, parseConfig } from
 import { createLogger } from "../../shared/logger.ts";
 import { isolationPrefix, testStores } from "./stores.ts";
 
-/** Drops every database this platform created (its metadata and its tenants'). */
-async function dropDatabases(tenants: TenantStore, prefix: string): Promise<void> {
+/** Drops every database whose name starts with `prefix` (a platform's metadata and its tenants'). */
+export async function dropDatabases(tenants: TenantStore, prefix: string): Promise<void> {
   const admin = tenants.db("_").client.db("admin");
   const { databases } = await admin.command({ listDatabases: 1, nameOnly: true });
   for (const { name } of databases as { name: string }[]) {

@@ -3,45 +3,22 @@
  * The internal API (`/internal/v1/.../authenticate`) turns a provider verdict into
  * the answer the auth service needs to mint a key.
  */
-export interface LoginField {
-  name: string;
-  display: string;
-  type: string;
-  description?: string;
-  length?: number;
-}
+import type { LoginInfoResponse } from "../../../../shared/contracts/internal-api.ts";
 
-export interface LoginInfo {
-  fields: LoginField[];
-  links: { display: string; href: string }[];
-}
+/** What `getLoginInfo` answers (the internal API serves it as it is). */
+export type LoginInfo = LoginInfoResponse;
+export type LoginField = LoginInfoResponse["fields"][number];
 
-export type ChangePasswordResult = "success" | "failure" | "notSupported";
+/** Verdict shapes are the internal API's contract (the auth service reads them as they are). */
+export type {
+  VerdictFailure as ProviderFailure,
+  VerdictSuccess as ProviderSuccess,
+} from "../../../../shared/contracts/internal-api.ts";
 
-/** A successful verdict. Expiry: `keyExpiration` wins over `keyLifetimeSeconds` when both are set. */
-export interface ProviderSuccess {
-  ok: true;
-  userIdentifier: string;
-  /** Role names the provider asked for; roles unknown to the project are already removed. */
-  roles: string[];
-  /** Become the key's globals, usable as `@{name}` in row filters. */
-  globals: Record<string, unknown>;
-  keyLifetimeSeconds?: number;
-  /** Absolute expiry, epoch milliseconds. */
-  keyExpiration?: number;
-  userInfo?: Record<string, unknown>;
-  /** Only present when the login asked for a password change. */
-  changePasswordResult?: ChangePasswordResult;
-  changePasswordMessage?: string;
-}
+import type { VerdictFailure, VerdictSuccess } from "../../../../shared/contracts/internal-api.ts";
 
-/** A failed verdict. `message` is safe to show to the client (already summarised). */
-export interface ProviderFailure {
-  ok: false;
-  message: string;
-}
-
-export type ProviderVerdict = ProviderSuccess | ProviderFailure;
+export type ChangePasswordResult = NonNullable<VerdictSuccess["changePasswordResult"]>;
+export type ProviderVerdict = VerdictSuccess | VerdictFailure;
 
 export interface AuthenticateRequest {
   /** The login body as the client sent it (credentials; shape depends on the provider). */
