@@ -63,7 +63,7 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
     reportRedisErrors(client, logger, name);
   }
   const connection = await connectMongo(config, logger);
-  const meta = new MetaStore(connection);
+  const meta = new MetaStore(connection, config.QUERY_TIMEOUT_MS);
   const tenants = new TenantStore(connection.getClient(), config.TENANT_DB_PREFIX, config.QUERY_TIMEOUT_MS);
   const compile = (stored: StoredProject) => {
     const parsed = parseProjectDefinition(stored.definition);

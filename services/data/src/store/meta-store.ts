@@ -58,44 +58,60 @@ export class MetaStore {
   readonly projects: Model<ProjectDoc>;
   readonly users: Model<UserDoc>;
 
-  constructor(connection: Connection) {
+  constructor(connection: Connection, queryTimeoutMs: number) {
+    // Every query on metadata carries the same time limit as queries on tenant data.
+    const limitTime = (schema: mongoose.Schema) => {
+      schema.pre(
+        /^(find|count|update|delete|replace|distinct)/,
+        function (this: mongoose.Query<unknown, unknown>) {
+          this.maxTimeMS(queryTimeoutMs);
+        },
+      );
+      return schema;
+    };
     this.accounts = connection.model<AccountDoc>(
       "Account",
-      new Schema<AccountDoc>(
-        { _id: String, displayName: String, createdAt: Date },
-        { collection: "accounts", versionKey: false },
+      limitTime(
+        new Schema<AccountDoc>(
+          { _id: String, displayName: String, createdAt: Date },
+          { collection: "accounts", versionKey: false },
+        ),
       ),
     );
     this.projects = connection.model<ProjectDoc>(
       "Project",
-      new Schema<ProjectDoc>(
-        {
-          _id: String,
-          account: { type: String, index: true },
-          name: String,
-          uid: String,
-          revision: Number,
-          definitionJson: String,
-          updatedAt: Date,
-        },
-        { collection: "projects", versionKey: false },
+      limitTime(
+        new Schema<ProjectDoc>(
+          {
+            _id: String,
+            account: { type: String, index: true },
+            name: String,
+            uid: String,
+            revision: Number,
+            definitionJson: String,
+            updatedAt: Date,
+          },
+          { collection: "projects", versionKey: false },
+        ),
       ),
     );
     this.users = connection.model<UserDoc>(
       "User",
-      new Schema<UserDoc>(
-        {
-          _id: String,
-          account: String,
-          project: String,
-          username: String,
-          passwordHash: String,
-          roles: [String],
-          globalsJson: String,
-          keyLifetimeSeconds: Number,
-          updatedAt: Date,
-        },
-        { collection: "users", versionKey: false },
+      limitTime(
+        new Schema<UserDoc>(
+          {
+            _id: String,
+            account: String,
+            project: String,
+            username: String,
+            passwordHash: String,
+            roles: [String],
+            globalsJson: String,
+            keyLifetimeSeconds: Number,
+            updatedAt: Date,
+          },
+          { collection: "users", versionKey: false },
+        ),
       ),
     );
   }
