@@ -52,13 +52,25 @@ export function createGateway(options: GatewayOptions): http.Server {
     const upstream = http.request(
       { agent, host: target.hostname, port: target.port, method: req.method, path: req.url, headers },
       (up) => {
+        // The client may have gone away while the service was working: drop the answer.
+        if (res.destroyed) {
+          up.resume();
+          return;
+        }
         res.writeHead(up.statusCode ?? 502, up.headers);
         pipeline(up, res, () => {});
       },
     );
-    upstream.on("error", () =>
-      sendError(res, 503, 5031, `The ${service} service is unavailable; nothing was written`),
-    );
+    // A client that disconnects mid-request aborts the upstream request too.
+    res.on("close", () => {
+      if (!res.writableEnded) upstream.destroy();
+    });
+    upstream.on("error", () => {
+      // An upstream that answered before reading the whole body (e.g. 413) may reset afterwards.
+      if (!res.writableEnded && !res.destroyed) {
+        sendError(res, 503, 5031, `The ${service} service is unavailable; nothing was written`);
+      }
+    });
     pipeline(req, upstream, () => {});
   });
 }
