@@ -34,6 +34,9 @@ export function createMetrics(service: string): Metrics {
   return {
     registry,
     middleware,
-    counter: (name, help, labelNames) => new Counter({ name, help, labelNames, registers: [registry] }),
+    // Idempotent: an app built twice on one registry shares its counters.
+    counter: (name, help, labelNames) =>
+      (registry.getSingleMetric(name) as Counter<string> | undefined) ??
+      new Counter({ name, help, labelNames, registers: [registry] }),
   };
 }

@@ -64,7 +64,13 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
   }
   const connection = await connectMongo(config, logger);
   const meta = new MetaStore(connection, config.QUERY_TIMEOUT_MS);
-  const tenants = new TenantStore(connection.getClient(), config.TENANT_DB_PREFIX, config.QUERY_TIMEOUT_MS);
+  const tenants = new TenantStore(
+    connection.getClient(),
+    config.TENANT_DB_PREFIX,
+    config.QUERY_TIMEOUT_MS,
+    redis,
+    config.REDIS_PREFIX,
+  );
   const compile = (stored: StoredProject) => {
     const parsed = parseProjectDefinition(stored.definition);
     if (!parsed.ok) throw new Error(`stored definition of ${stored.account}/${stored.name} no longer parses`);

@@ -335,7 +335,7 @@ async function insertRow(
   }
   const gen = table.generatedColumn;
   if (gen && (row[gen] === undefined || row[gen] === null)) {
-    row[gen] = await ctx.store.nextSequence(ctx.req.project.account, ctx.req.project.name, table.name);
+    row[gen] = await ctx.store.nextSequence(ctx.req.project.account, ctx.req.project.name, table.name, gen);
   }
   for (const column of table.columns.values()) {
     const missing = row[column.name] === undefined || row[column.name] === null;

@@ -9,7 +9,7 @@
 import type { ClientSession } from "mongodb";
 import { ApiError, errors } from "../../../../shared/errors.ts";
 import type { Logger } from "../../../../shared/logger.ts";
-import type { RowDocument, TenantStore } from "./tenant-store.ts";
+import { type RowDocument, RowsBusyError, type TenantStore } from "./tenant-store.ts";
 
 export type PlannedWrite =
   | { kind: "insert"; collection: string; after: RowDocument }
@@ -53,6 +53,17 @@ async function applyWithUndo(
   hooks: { beforeWrite?: (index: number) => Promise<void> },
 ): Promise<void> {
   const applied: PlannedWrite[] = [];
+  let release: () => Promise<void>;
+  try {
+    release = await store.lockRows(
+      account,
+      writes.map((w) => ({ collection: w.collection, id: rowOf(w)._id })),
+    );
+  } catch (err) {
+    if (err instanceof RowsBusyError)
+      throw new ConflictError("The objects are being changed by other requests; try again");
+    throw err;
+  }
   try {
     for (const [i, w] of writes.entries()) {
       await hooks.beforeWrite?.(i);
@@ -72,7 +83,15 @@ async function applyWithUndo(
       }
     }
     throw err;
+  } finally {
+    await release().catch((err) =>
+      logger.warn({ err }, "row locks were not released; they expire by themselves"),
+    );
   }
+}
+
+function rowOf(w: PlannedWrite): RowDocument {
+  return w.kind === "delete" ? w.before : w.after;
 }
 
 async function apply(
