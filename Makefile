@@ -100,6 +100,9 @@ deploy-check: node_modules/.installed deploy-tools ## Render every Kubernetes ov
 
 test: check unit integration contract deploy-check ## Everything CI runs: type-check, lint, unit, integration, contract and manifest tests
 
+bench: runtime-tools ## Benchmarks (never part of make test): prints a table, writes .bench/results-<time>.json
+	@NODE_OPTIONS=--no-node-snapshot node test/bench/run.ts
+
 VERSION := $(shell node -p 'require("./package.json").version' 2>/dev/null)
 images: ## Build the container images (needs a running container engine)
 	docker build -f deploy/Dockerfile --target auth -t tessera-auth:$(VERSION) -t tessera-auth:dev .
