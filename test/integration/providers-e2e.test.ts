@@ -119,6 +119,8 @@ describe("sample custom providers through the gateway", () => {
       expect(r.body.roles).to.deep.equal(["Full access"]);
       expect(r.body.userInfo).to.deep.equal({ greeting: "Hello, zoe" });
       expect((await client().post(r.body.apikey, "customer", { name: "From zoe" })).status).to.equal(201);
+      const metrics = await call(platform.dataUrl, "GET", "/metrics");
+      expect(metrics.body).to.match(/tessera_sandbox_calls_total\{[^}]*outcome="ok"[^}]*\} [1-9]/);
     });
     it("a wrong word is 401/4015 without the provider's own message", async () => {
       const r = await client().login({ username: "zoe", password: "nope" });

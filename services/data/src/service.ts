@@ -19,6 +19,7 @@ import { createProviderRegistry } from "./auth/provider-registry.ts";
 import { checkFilterText } from "./domain/filter-check.ts";
 import { parseProjectDefinition } from "./domain/project-definition.ts";
 import { compileProject } from "./domain/project-model.ts";
+import { createLogic } from "./logic/index.ts";
 import { MetaStore, type StoredProject } from "./store/meta-store.ts";
 import { ProjectCache } from "./store/project-cache.ts";
 import { TenantStore } from "./store/tenant-store.ts";
@@ -94,7 +95,18 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
   const hasher = createPasswordHasher(config.ARGON2_MEMORY_KIB);
   const metrics = createMetrics("data");
   const lifecycle: Lifecycle = { shuttingDown: false };
-  const custom = createCustomProviderFactory({ config, logger });
+  const sandboxCalls = metrics.counter(
+    "tessera_sandbox_calls_total",
+    "Sandbox calls by outcome (ok, timeout, …)",
+    ["outcome"],
+  );
+  // One sandbox pool per process, for custom providers and reactive logic rules alike.
+  const custom = createCustomProviderFactory({
+    config,
+    logger,
+    onSandboxCall: (outcome) => sandboxCalls.inc({ outcome }),
+  });
+  const logic = createLogic({ pool: custom.pool });
   const deps: DataDeps = {
     logger,
     metrics,
@@ -112,6 +124,8 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
     providers: createProviderRegistry({ meta, hasher, custom: custom.providerFor }),
     hasher,
     checkFilter: checkFilterText,
+    checkModel: logic.checkModel,
+    planExtension: logic.planExtension,
     adminTokens: config.ADMIN_TOKEN,
     serviceTokens: config.SERVICE_TOKEN,
     publicBaseUrl: config.PUBLIC_BASE_URL,

@@ -19,9 +19,12 @@ export interface CustomProviderFactory {
 export function createCustomProviderFactory(options: {
   config: DataConfig;
   logger: Logger;
+  /** Told the outcome of every sandbox call (metrics). */
+  onSandboxCall?: (outcome: string) => void;
 }): CustomProviderFactory {
   const { config, logger } = options;
   const pool = new SandboxPool({
+    onCall: options.onSandboxCall,
     memoryLimitMb: config.SANDBOX_MEMORY_MB,
     timeoutMs: config.SANDBOX_TIMEOUT_MS,
     allowLoopbackFetch: config.SANDBOX_ALLOW_LOOPBACK_FETCH,

@@ -6,7 +6,8 @@
 import { randomBytes } from "node:crypto";
 import type { RowDocument, RowId, TenantStore } from "../store/tenant-store.ts";
 import type { PlannedWrite } from "../store/unit-of-work.ts";
-import type { ProjectModel, ResourceModel, TableModel } from "./project-model.ts";
+import type { ProjectModel, Relationship, ResourceModel, TableModel } from "./project-model.ts";
+import { rowId } from "./values.ts";
 
 export type Verb = "INSERT" | "UPDATE" | "DELETE";
 
@@ -18,6 +19,12 @@ export interface RowChange {
   before: RowDocument | null;
   after: RowDocument | null;
   verb: Verb;
+}
+
+/** A rule that ran for a row (listed by `?rulesummary=true`). */
+export interface FiredRule {
+  name: string;
+  type: string;
 }
 
 export function newChecksum(): string {
@@ -33,6 +40,7 @@ export class WritePlan {
   readonly #store: TenantStore;
   readonly #changes = new Map<string, RowChange>();
   readonly #reads = new Map<string, RowDocument | null>();
+  readonly #fired = new Map<string, FiredRule[]>();
 
   constructor(store: TenantStore, project: ProjectModel) {
     this.#store = store;
@@ -132,6 +140,72 @@ export class WritePlan {
     return change;
   }
 
+  /** Changed rows of one table, in first-touch order. */
+  changesOf(table: TableModel): RowChange[] {
+    return this.changes.filter((c) => c.table.name === table.name);
+  }
+
+  /** Rows of `table` as stored before this request that match `query` (remembered, so later reads are free). */
+  async findStored(table: TableModel, query: Record<string, unknown>): Promise<RowDocument[]> {
+    const docs = await this.#store
+      .rows(this.project.account, this.project.name, table.name)
+      .find(query, { maxTimeMS: this.#store.queryTimeoutMs })
+      .toArray();
+    for (const d of docs) this.remember(table, d);
+    return docs;
+  }
+
+  /**
+   * The children of `parent` through `rel` as this request sees them: stored
+   * children that still point to it, plus rows the request moved to it or
+   * inserted under it. One query.
+   */
+  async childrenOf(rel: Relationship, parent: RowDocument): Promise<RowDocument[]> {
+    const child = this.project.tables.get(rel.childTable)!;
+    const parentTable = this.project.tables.get(rel.parentTable)!;
+    const parentId = rowId(parentTable, parent);
+    const query = Object.fromEntries(
+      rel.childColumns.map((c, i) => [c, { $eq: parent[rel.parentColumns[i]!] }]),
+    );
+    const stored = await this.findStored(child, query);
+    const out = new Map<string, RowDocument>();
+    for (const d of stored) {
+      const now = await this.current(child, d._id);
+      if (now && parentIdOf(parentTable, rel, now) === parentId) out.set(rowKey(child, d._id), now);
+    }
+    for (const c of this.changesOf(child)) {
+      if (c.after && parentIdOf(parentTable, rel, c.after) === parentId)
+        out.set(rowKey(child, c.id), c.after);
+    }
+    return [...out.values()];
+  }
+
+  /** Next value of a table's generated key (rules insert rows too). */
+  nextSequence(table: TableModel): Promise<number> {
+    return this.#store.nextSequence(
+      this.project.account,
+      this.project.name,
+      table.name,
+      table.generatedColumn!,
+    );
+  }
+
+  /** Records that a rule ran for a row. */
+  noteRule(table: TableModel, id: RowId, rule: FiredRule): void {
+    const k = rowKey(table, id);
+    let list = this.#fired.get(k);
+    if (!list) {
+      list = [];
+      this.#fired.set(k, list);
+    }
+    if (!list.some((r) => r.name === rule.name)) list.push(rule);
+  }
+
+  /** The rules that ran for a changed row, in the order they first ran. */
+  rulesOf(change: RowChange): FiredRule[] {
+    return this.#fired.get(rowKey(change.table, change.id)) ?? [];
+  }
+
   /** The guarded writes that carry out the plan. */
   writes(): PlannedWrite[] {
     return this.changes.flatMap((c): PlannedWrite[] => {
@@ -141,4 +215,15 @@ export class WritePlan {
       return c.before ? [{ kind: "delete", collection, before: c.before }] : [];
     });
   }
+}
+
+/** The `_id` of the parent a row points to through `rel`, or null when its foreign key is (partly) null. */
+export function parentIdOf(
+  parentTable: TableModel,
+  rel: Relationship,
+  row: Record<string, unknown>,
+): RowId | null {
+  const values = rel.childColumns.map((c) => row[c]);
+  if (values.some((v) => v === undefined || v === null)) return null;
+  return rowId(parentTable, Object.fromEntries(rel.parentColumns.map((c, i) => [c, values[i]])));
 }

@@ -3,13 +3,14 @@
  * request (actions INSERT, UPDATE, DELETE, MERGE_INSERT, LOOKUP; nested children
  * and parents), then commits the plan as one unit and answers the txsummary.
  */
-import { errors } from "../../../../shared/errors.ts";
+import { ApiError, errors } from "../../../../shared/errors.ts";
 import type { Logger } from "../../../../shared/logger.ts";
+import { anyLocked, lockRows } from "../logic/row-locks.ts";
 import type { RowDocument, TenantStore } from "../store/tenant-store.ts";
-import { commitWrites } from "../store/unit-of-work.ts";
+import { ConflictError, commitWrites, type PlannedWrite } from "../store/unit-of-work.ts";
 import { type Permission, type Principal, permissionFor, requirePermission } from "./authorization.ts";
 import type { AccessLevel } from "./project-definition.ts";
-import type { ProjectModel, Relationship, ResourceModel, TableModel } from "./project-model.ts";
+import type { ProjectModel, Relationship, ResourceModel, TableModel, VersionModel } from "./project-model.ts";
 import { and, rowFilterQuery } from "./query-builder.ts";
 import { type Addressing, checksumOf, objectHref, toWire, type WireObject } from "./representation.ts";
 import { coerceValue, parseKeySegment, rowId } from "./values.ts";
@@ -39,10 +40,26 @@ export interface WriteResult {
   txsummary: WireObject[];
   /** With ?rulesummary=true: the rules that fired, per object (filled by the logic engine). */
   rulesummary?: unknown[];
+  /** How many times the request was planned (more than 1 after write conflicts on rows it did not address). */
+  attempts?: number;
+}
+
+/** What the logic engine learns about the request besides the plan. */
+export interface PlanContext {
+  /** The resource the client wrote to. */
+  resource: ResourceModel;
+  version: VersionModel;
 }
 
 /** Hook for the logic engine: runs after the client's objects are planned and before the commit. */
-export type PlanExtension = (plan: WritePlan, principal: Principal) => Promise<void>;
+export type PlanExtension = (plan: WritePlan, principal: Principal, context: PlanContext) => Promise<unknown>;
+
+/** Options of executeWrite beyond the request (tests use `commitHooks` to inject store failures). */
+export interface WriteOptions {
+  commitHooks?: { beforeWrite?: (index: number) => Promise<void> };
+  /** Plans of one request at most (the first and the retries after write conflicts). Default 8. */
+  maxAttempts?: number;
+}
 
 interface Ctx {
   store: TenantStore;
@@ -51,30 +68,152 @@ interface Ctx {
   objectCount: number;
 }
 
+/**
+ * Plans the request, lets the logic engine extend the plan, and commits it
+ * while holding in-process locks on the rows it writes. When another request
+ * wrote those rows since they were read (a lock was busy, or the guarded
+ * commit failed), the request is planned again from scratch on top of it: a
+ * row the client addressed with a checksum then fails the checksum check at
+ * planning (409), while parents adjusted by rules simply get this adjustment
+ * on top of the other one.
+ */
 export async function executeWrite(
   store: TenantStore,
   req: WriteRequest,
   logger: Logger,
   extend?: PlanExtension,
+  options: WriteOptions = {},
 ): Promise<WriteResult> {
-  const plan = new WritePlan(store, req.project);
-  const ctx: Ctx = { store, req, plan, objectCount: 0 };
+  const maxAttempts = options.maxAttempts ?? 8;
+  const version = req.project.versions.get(req.addressing.version)!;
+  let held = new Set<string>();
+  let release: () => void = () => {};
+  try {
+    for (let attempt = 1; ; attempt++) {
+      const plan = new WritePlan(store, req.project);
+      await planRequest({ store, req, plan, objectCount: 0 });
+      if (extend) await extend(plan, req.principal, { resource: req.resource, version });
+      // Requests of this process that write the same rows take turns: the later one plans again on
+      // top of the earlier one's commit instead of committing a stale plan and undoing it. (Across
+      // processes, the unit of work's guarded writes and row locks catch the conflict.)
+      const keys = lockKeys(req.project, plan.changes);
+      const unheld = keys.filter((k) => !held.has(k));
+      if (unheld.length > 0) {
+        const contended = held.size > 0 || anyLocked(unheld);
+        release();
+        held = new Set([...held, ...keys]);
+        release = await lockRows(held);
+        // Another request was writing these rows: plan again on top of what it wrote.
+        if (contended && attempt < maxAttempts) continue;
+      }
+      const writes = plan.writes();
+      try {
+        await commitWrites(store, req.project.account, writes, logger, options.commitHooks);
+      } catch (err) {
+        // The store failed mid-commit (not a refusal such as a conflict or a duplicate key).
+        if (!(err instanceof ApiError) || err.statusCode >= 500) {
+          await ensureUndone(store, req.project.account, writes, logger);
+        }
+        if (!(err instanceof ConflictError) || attempt >= maxAttempts) throw err;
+        // A writer outside this process changed a row since it was read: plan again (locks kept).
+        logger.debug({ attempt }, "write conflict; planning the request again");
+        await sleep(Math.random() * 10 * attempt);
+        continue;
+      }
+      return {
+        changes: plan.changes,
+        txsummary: txsummary(req, plan.changes),
+        rulesummary: rulesummary(req, plan),
+        attempts: attempt,
+      };
+    }
+  } finally {
+    release();
+  }
+}
+
+/**
+ * After the store went away in the middle of a commit without a transaction,
+ * the unit of work's undo may itself have failed, and the write in flight may
+ * have been applied with its answer lost. Every write of the request carries a
+ * checksum no one else wrote, so undoing is idempotent: each write is reverted
+ * only where the row still holds this request's checksum. Retried until the
+ * store answers again (bounded), so that a short outage leaves nothing behind.
+ */
+async function ensureUndone(
+  store: TenantStore,
+  account: string,
+  writes: PlannedWrite[],
+  logger: Logger,
+  deadlineMs = 15_000,
+): Promise<void> {
+  if (await store.supportsTransactions().catch(() => false)) return;
+  const deadline = Date.now() + deadlineMs;
+  let left = [...writes].reverse();
+  while (left.length > 0) {
+    const failed: PlannedWrite[] = [];
+    for (const w of left) {
+      const c = store.db(account).collection<RowDocument>(w.collection);
+      try {
+        if (w.kind === "insert") await c.deleteOne({ _id: w.after._id, _ck: w.after._ck });
+        else if (w.kind === "update") await c.replaceOne({ _id: w.after._id, _ck: w.after._ck }, w.before);
+        else if (!(await c.findOne({ _id: w.before._id }))) await c.insertOne(w.before);
+      } catch (err) {
+        if ((err as { code?: number }).code === 11000) continue;
+        failed.push(w);
+      }
+    }
+    left = failed;
+    if (left.length === 0) return;
+    if (Date.now() > deadline) {
+      logger.error(
+        { collections: left.map((w) => w.collection) },
+        "a failed request could not be undone completely",
+      );
+      return;
+    }
+    await sleep(250);
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** In-process lock keys of the stored rows a plan writes (inserts are guarded by the unique key). */
+function lockKeys(project: ProjectModel, changes: RowChange[]): string[] {
+  return changes
+    .filter((c) => c.before)
+    .map((c) => JSON.stringify([project.account, project.name, c.table.name, c.id]));
+}
+
+async function planRequest(ctx: Ctx): Promise<void> {
+  const { req } = ctx;
   if (req.method === "DELETE") {
     if (!req.urlKey) throw errors.malformed("DELETE needs the key of the object in the URL");
     await deleteByKey(ctx, req.resource, req.urlKey, req.checksum, req.ignoreDeleted ?? false);
-  } else {
-    const objects = Array.isArray(req.body) ? req.body : [req.body];
-    if (objects.length === 0) throw errors.malformed("The request body is an empty array");
-    if (req.urlKey && objects.length !== 1) throw errors.malformed("PUT to an object's URL takes one object");
-    for (const obj of objects) {
-      await processObject(ctx, req.resource, obj, req.method === "POST" ? "INSERT" : "UPDATE", {
-        urlKey: req.urlKey,
-      });
-    }
+    return;
   }
-  if (extend) await extend(plan, req.principal);
-  await commitWrites(store, req.project.account, plan.writes(), logger);
-  return { changes: plan.changes, txsummary: txsummary(req, plan.changes) };
+  const objects = Array.isArray(req.body) ? req.body : [req.body];
+  if (objects.length === 0) throw errors.malformed("The request body is an empty array");
+  if (req.urlKey && objects.length !== 1) throw errors.malformed("PUT to an object's URL takes one object");
+  for (const obj of objects) {
+    await processObject(ctx, req.resource, obj, req.method === "POST" ? "INSERT" : "UPDATE", {
+      urlKey: req.urlKey,
+    });
+  }
+}
+
+/** Per changed object, in txsummary order: the rules that ran for it. */
+function rulesummary(req: WriteRequest, plan: WritePlan): unknown[] {
+  return plan.changes.map((c) => ({
+    "@metadata": {
+      href: objectHref(req.addressing, c.resource, (c.after ?? c.before)!),
+      resource: c.resource.name,
+      verb: c.verb,
+    },
+    rules: plan.rulesOf(c),
+  }));
 }
 
 /** Each changed row in its final state, showing only the columns the key may read. */
@@ -335,7 +474,7 @@ async function insertRow(
   }
   const gen = table.generatedColumn;
   if (gen && (row[gen] === undefined || row[gen] === null)) {
-    row[gen] = await ctx.store.nextSequence(ctx.req.project.account, ctx.req.project.name, table.name, gen);
+    row[gen] = await ctx.plan.nextSequence(table);
   }
   for (const column of table.columns.values()) {
     const missing = row[column.name] === undefined || row[column.name] === null;
@@ -361,6 +500,8 @@ function attributeName(resource: ResourceModel, column: string): string {
 
 async function checkParentsExist(ctx: Ctx, table: TableModel, row: Record<string, unknown>): Promise<void> {
   for (const rel of table.parents.values()) {
+    // A managedParent rule creates a missing parent (logic engine).
+    if (managedParent(ctx.req.project, table, rel.role)) continue;
     const values = rel.childColumns.map((c) => row[c]);
     if (values.some((v) => v === undefined || v === null)) continue;
     const parentTable = ctx.req.project.tables.get(rel.parentTable)!;
@@ -371,6 +512,10 @@ async function checkParentsExist(ctx: Ctx, table: TableModel, row: Record<string
       );
     }
   }
+}
+
+function managedParent(project: ProjectModel, table: TableModel, role: string): boolean {
+  return project.rules.some((r) => r.type === "managedParent" && r.table === table.name && r.parent === role);
 }
 
 async function updateRow(

@@ -33,6 +33,8 @@ import {
 import { IsolateWorker, type WorkerLimits, type WorkerOwner } from "./worker.ts";
 
 export interface SandboxPoolOptions {
+  /** Told the outcome of every call (`ok`, or the SandboxError kind: `timeout`, `script`, …), e.g. for metrics. */
+  onCall?: (outcome: string) => void;
   /** Memory limit of each isolate (isolated-vm `memoryLimit`, min 8). Default 32. */
   memoryLimitMb?: number;
   /** Default wall-clock limit of a call, including time queued for an isolate. Default 1000. */
@@ -64,7 +66,7 @@ export interface SandboxPoolOptions {
   logger?: SandboxLogger;
 }
 
-type Limits = Required<Omit<SandboxPoolOptions, "logger" | "allowLoopbackFetch">>;
+type Limits = Required<Omit<SandboxPoolOptions, "logger" | "allowLoopbackFetch" | "onCall">>;
 
 const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 const IDENTIFIER_PATH = /^[A-Za-z_$][A-Za-z0-9_$]*(\.[A-Za-z_$][A-Za-z0-9_$]*)*$/;
@@ -229,8 +231,11 @@ export class SandboxProgram implements WorkerOwner {
     let broken = false;
     try {
       const answer = await worker.run(mode, target, payload, deadline, options.context);
-      return this.decode(answer);
+      const value = this.decode(answer);
+      this.pool.onCall("ok");
+      return value;
     } catch (e) {
+      this.pool.onCall(e instanceof SandboxError ? e.kind : "error");
       broken = !(e instanceof SandboxError) || !["script", "result"].includes(e.kind);
       if (e instanceof SandboxTimeoutError && e.timeoutMs !== timeoutMs) {
         throw new SandboxTimeoutError(timeoutMs, `The call did not finish within ${timeoutMs} ms`, {
@@ -493,6 +498,7 @@ export class SandboxProgram implements WorkerOwner {
 export class SandboxPool {
   readonly allowLoopbackFetch: boolean;
   /** @internal */ readonly logger: SandboxLogger;
+  /** @internal */ readonly onCall: (outcome: string) => void;
   /** @internal */ readonly limits: Limits;
   /** @internal */ readonly workerLimits: WorkerLimits;
   private readonly programs = new Map<string, SandboxProgram>();
@@ -536,6 +542,7 @@ export class SandboxPool {
     };
     this.allowLoopbackFetch = options.allowLoopbackFetch;
     this.logger = options.logger ?? silentLogger;
+    this.onCall = options.onCall ?? (() => {});
     const sweepEvery = Math.min(30_000, Math.max(500, Math.floor(this.limits.idleIsolateTtlMs / 2)));
     this.sweeper = setInterval(() => this.sweep(), sweepEvery);
     this.sweeper.unref();
