@@ -74,6 +74,8 @@ describe("operations", () => {
         expect(data.body.checks.redis).to.equal("unavailable");
         expect(data.body.checks.mongodb).to.equal("ok");
         expect((await call(platform.authUrl, "GET", "/readyz")).status).to.equal(503);
+        const metrics = await call(platform.dataUrl, "GET", "/metrics");
+        expect(metrics.body).to.match(/tessera_store_errors_total\{[^}]*store="redis"[^}]*\} [1-9]/);
         // The liveness probe stays green: the process is fine, a store is not.
         expect((await call(platform.dataUrl, "GET", "/healthz")).status).to.equal(200);
       } finally {

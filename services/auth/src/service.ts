@@ -19,11 +19,15 @@ export interface AuthService {
 
 export async function createAuthService(config: AuthConfig, logger: Logger): Promise<AuthService> {
   const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2 });
-  reportRedisErrors(redis, logger, "redis");
+  const metrics = createMetrics("auth");
+  const storeErrors = metrics.counter("tessera_store_errors_total", "Store connection errors by store", [
+    "store",
+  ]);
+  reportRedisErrors(redis, logger, "redis", () => storeErrors.inc({ store: "redis" }));
   const lifecycle: Lifecycle = { shuttingDown: false };
   const deps: AuthDeps = {
     logger,
-    metrics: createMetrics("auth"),
+    metrics,
     lifecycle,
     readiness: {
       redis: async () => {

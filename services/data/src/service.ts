@@ -57,13 +57,18 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
   const redis = new Redis(config.REDIS_URL, redisOptions);
   // A subscribed connection may not run INFO, which the ready check sends on reconnect.
   const subscriber = new Redis(config.REDIS_URL, { ...redisOptions, enableReadyCheck: false });
+  const metrics = createMetrics("data");
+  const storeErrors = metrics.counter("tessera_store_errors_total", "Store connection errors by store", [
+    "store",
+  ]);
   for (const [client, name] of [
     [redis, "redis"],
     [subscriber, "redis-subscriber"],
   ] as const) {
-    reportRedisErrors(client, logger, name);
+    reportRedisErrors(client, logger, name, () => storeErrors.inc({ store: name }));
   }
   const connection = await connectMongo(config, logger);
+  connection.getClient().on("serverHeartbeatFailed", () => storeErrors.inc({ store: "mongodb" }));
   const meta = new MetaStore(connection, config.QUERY_TIMEOUT_MS);
   const tenants = new TenantStore(
     connection.getClient(),
@@ -93,7 +98,6 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
   });
   await projects.start();
   const hasher = createPasswordHasher(config.ARGON2_MEMORY_KIB);
-  const metrics = createMetrics("data");
   const lifecycle: Lifecycle = { shuttingDown: false };
   const sandboxCalls = metrics.counter(
     "tessera_sandbox_calls_total",
