@@ -229,5 +229,29 @@ export const customProviderLogin: Scenario = {
         baseline: "builtin",
       },
     ]);
+    // Cold start: the first login after the library changed builds and loads a new isolate.
+    const cold: number[] = [];
+    const warm: number[] = [];
+    let allOk = true;
+    for (let i = 0; i < 5; i++) {
+      const changed = {
+        ...definition,
+        libraries: { bench: { code: `${PROVIDER_CODE}\n// revision ${i}\n` } },
+      };
+      await admin.putProject(ACCOUNT, CUSTOM_PROJECT, changed);
+      for (const list of [cold, warm]) {
+        const started = performance.now();
+        const r = await custom.login({ username: USERNAME, password: PASSWORD });
+        list.push(performance.now() - started);
+        allOk &&= r.status === 200;
+      }
+    }
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+    ctx.check(
+      "cold start after a library change",
+      allOk,
+      `first login after the change p50 ${median(cold).toFixed(1)} ms (max ${Math.max(...cold).toFixed(1)}), ` +
+        `next login p50 ${median(warm).toFixed(1)} ms; ratio ${(median(cold) / median(warm)).toFixed(1)} (5 changes)`,
+    );
   },
 };
