@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { errors } from "../../../../shared/errors.ts";
+import { parseBody } from "../../../../shared/http/parse-body.ts";
 import {
   generateKey,
   generateKeyId,
@@ -68,17 +69,7 @@ export async function createManualKey(
   input: unknown,
   requestId: string,
 ) {
-  const parsed = manualKeyBody.safeParse(input);
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((i) => ({
-      path: ["$", ...i.path].join("."),
-      message: i.message,
-    }));
-    throw errors.malformed(`Invalid key: ${problems.map((p) => `${p.path}: ${p.message}`).join("; ")}`, {
-      problems,
-    });
-  }
-  const body = parsed.data;
+  const body = parseBody(manualKeyBody, input, "key");
   const settings = await deps.data.settings(account, project, requestId);
   if (!settings) throw errors.notFound(`No project '${project}' in account '${account}'`);
   const unknown = body.roles.filter((r) => !settings.roles.includes(r));

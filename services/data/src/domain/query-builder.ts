@@ -27,8 +27,6 @@ export interface ClientQuery {
   sysorders: string[];
 }
 
-const NOTHING: Document = { _id: { $in: [] } };
-
 export function resourceSchema(resource: ResourceModel, visible: Set<string> | null): AttributeSchema {
   const schema: AttributeSchema = {};
   for (const attr of resource.attributes) {
@@ -112,5 +110,3 @@ export function afterKey(table: TableModel, last: unknown[]): Document {
   });
   return alternatives.length === 1 ? alternatives[0]! : { $or: alternatives };
 }
-
-export { NOTHING };

@@ -3,11 +3,11 @@
  * request (actions INSERT, UPDATE, DELETE, MERGE_INSERT, LOOKUP; nested children
  * and parents), then commits the plan as one unit and answers the txsummary.
  */
-import { ApiError, errors } from "../../../../shared/errors.ts";
+import { errors } from "../../../../shared/errors.ts";
 import type { Logger } from "../../../../shared/logger.ts";
 import { anyLocked, lockRows } from "../logic/row-locks.ts";
 import type { RowDocument, TenantStore } from "../store/tenant-store.ts";
-import { ConflictError, commitWrites, type PlannedWrite } from "../store/unit-of-work.ts";
+import { ConflictError, commitWrites } from "../store/unit-of-work.ts";
 import { type Permission, type Principal, permissionFor, requirePermission } from "./authorization.ts";
 import type { AccessLevel } from "./project-definition.ts";
 import type { ProjectModel, Relationship, ResourceModel, TableModel, VersionModel } from "./project-model.ts";
@@ -110,10 +110,7 @@ export async function executeWrite(
       try {
         await commitWrites(store, req.project.account, writes, logger, options.commitHooks);
       } catch (err) {
-        // The store failed mid-commit (not a refusal such as a conflict or a duplicate key).
-        if (!(err instanceof ApiError) || err.statusCode >= 500) {
-          await ensureUndone(store, req.project.account, writes, logger);
-        }
+        // The unit of work has undone what it applied (retrying while the store was away).
         if (!(err instanceof ConflictError) || attempt >= maxAttempts) throw err;
         // A writer outside this process changed a row since it was read: plan again (locks kept).
         logger.debug({ attempt }, "write conflict; planning the request again");
@@ -129,50 +126,6 @@ export async function executeWrite(
     }
   } finally {
     release();
-  }
-}
-
-/**
- * After the store went away in the middle of a commit without a transaction,
- * the unit of work's undo may itself have failed, and the write in flight may
- * have been applied with its answer lost. Every write of the request carries a
- * checksum no one else wrote, so undoing is idempotent: each write is reverted
- * only where the row still holds this request's checksum. Retried until the
- * store answers again (bounded), so that a short outage leaves nothing behind.
- */
-async function ensureUndone(
-  store: TenantStore,
-  account: string,
-  writes: PlannedWrite[],
-  logger: Logger,
-  deadlineMs = 15_000,
-): Promise<void> {
-  if (await store.supportsTransactions().catch(() => false)) return;
-  const deadline = Date.now() + deadlineMs;
-  let left = [...writes].reverse();
-  while (left.length > 0) {
-    const failed: PlannedWrite[] = [];
-    for (const w of left) {
-      const c = store.db(account).collection<RowDocument>(w.collection);
-      try {
-        if (w.kind === "insert") await c.deleteOne({ _id: w.after._id, _ck: w.after._ck });
-        else if (w.kind === "update") await c.replaceOne({ _id: w.after._id, _ck: w.after._ck }, w.before);
-        else if (!(await c.findOne({ _id: w.before._id }))) await c.insertOne(w.before);
-      } catch (err) {
-        if ((err as { code?: number }).code === 11000) continue;
-        failed.push(w);
-      }
-    }
-    left = failed;
-    if (left.length === 0) return;
-    if (Date.now() > deadline) {
-      logger.error(
-        { collections: left.map((w) => w.collection) },
-        "a failed request could not be undone completely",
-      );
-      return;
-    }
-    await sleep(250);
   }
 }
 

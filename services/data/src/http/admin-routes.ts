@@ -8,6 +8,7 @@ import { z } from "zod";
 import { errors } from "../../../../shared/errors.ts";
 import { hasBearerToken } from "../../../../shared/http/bearer.ts";
 import { readJsonBody } from "../../../../shared/http/json-body.ts";
+import { parseBody } from "../../../../shared/http/parse-body.ts";
 import { isValidName } from "../../../../shared/names.ts";
 import type { PasswordHasher } from "../auth/passwords.ts";
 import { parseProjectDefinition } from "../domain/project-definition.ts";
@@ -49,16 +50,6 @@ function name(ctx: Context, param: string): string {
   if (!isValidName(value))
     throw errors.malformed(`'${value}' is not a valid name: [A-Za-z][A-Za-z0-9_-]{0,62}`);
   return value;
-}
-
-function parseBody<T>(schema: z.ZodType<T>, body: unknown): T {
-  const result = schema.safeParse(body);
-  if (result.success) return result.data;
-  const problems = result.error.issues.map((i) => ({ path: ["$", ...i.path].join("."), message: i.message }));
-  throw errors.malformed(
-    `Invalid request body: ${problems.map((p) => `${p.path}: ${p.message}`).join("; ")}`,
-    { problems },
-  );
 }
 
 export function adminRouter(deps: AdminDeps): Router {

@@ -7,7 +7,7 @@
  *    ones already applied are undone (each undo guarded by the checksum it wrote).
  */
 import type { ClientSession } from "mongodb";
-import { ApiError, errors } from "../../../../shared/errors.ts";
+import { ApiError, ErrorCode, errors } from "../../../../shared/errors.ts";
 import type { Logger } from "../../../../shared/logger.ts";
 import { type RowDocument, RowsBusyError, type TenantStore } from "./tenant-store.ts";
 
@@ -18,7 +18,7 @@ export type PlannedWrite =
 
 export class ConflictError extends ApiError {
   constructor(message = "The object was changed by another request; reload it and try again") {
-    super(409, 4091, message);
+    super(409, ErrorCode.conflict, message);
   }
 }
 
@@ -71,17 +71,11 @@ async function applyWithUndo(
       applied.push(w);
     }
   } catch (err) {
-    for (const w of applied.reverse()) {
-      try {
-        await undo(store, account, w);
-      } catch (undoErr) {
-        // Without transactions this is the one window that cannot be closed; make it loud.
-        logger.error(
-          { err: undoErr, collection: w.collection, kind: w.kind },
-          "undo of a failed request did not apply",
-        );
-      }
-    }
+    // A refusal (conflict, duplicate key) means the failing write did not apply. A store failure may
+    // have applied it with the answer lost, so it is undone too: every undo is idempotent.
+    const storeFailed = !(err instanceof ApiError) || err.statusCode >= 500;
+    const started = writes.slice(0, applied.length + (storeFailed ? 1 : 0)).reverse();
+    await undoAll(store, account, started, logger, storeFailed ? UNDO_RETRY_MS : 0);
     throw err;
   } finally {
     await release().catch((err) =>
@@ -122,9 +116,56 @@ async function apply(
   }
 }
 
+/** How long the undo of a request keeps trying while the store is unreachable. */
+const UNDO_RETRY_MS = 15_000;
+
+/**
+ * Undoes writes in the given order. When the store fails, the failed undos are
+ * tried again until `retryForMs` has passed, so a short outage leaves nothing behind.
+ */
+async function undoAll(
+  store: TenantStore,
+  account: string,
+  writes: PlannedWrite[],
+  logger: Logger,
+  retryForMs: number,
+): Promise<void> {
+  const deadline = Date.now() + retryForMs;
+  let left = writes;
+  for (;;) {
+    const failed = [];
+    for (const w of left) {
+      try {
+        await undo(store, account, w);
+      } catch {
+        failed.push(w);
+      }
+    }
+    if (failed.length === 0) return;
+    if (Date.now() >= deadline) {
+      // Without transactions this is the one window that cannot be closed; make it loud.
+      logger.error(
+        { collections: failed.map((w) => w.collection) },
+        "a failed request could not be undone completely",
+      );
+      return;
+    }
+    left = failed;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+/**
+ * Reverts one write where the row still holds what this request wrote (its checksum is
+ * this request's own), so undoing a write that never applied, or twice, changes nothing.
+ */
 async function undo(store: TenantStore, account: string, w: PlannedWrite): Promise<void> {
   const c = store.db(account).collection<RowDocument>(w.collection);
   if (w.kind === "insert") await c.deleteOne({ _id: w.after._id, _ck: w.after._ck });
   else if (w.kind === "update") await c.replaceOne({ _id: w.after._id, _ck: w.after._ck }, w.before);
-  else await c.insertOne(w.before);
+  else if (!(await c.findOne({ _id: w.before._id }))) {
+    await c.insertOne(w.before).catch((err) => {
+      if ((err as { code?: number }).code !== 11000) throw err;
+    });
+  }
 }
