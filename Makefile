@@ -28,7 +28,7 @@ ifeq ($(MONGO_URL),)
   MONGO_TARGET := $(FERRETDB)
 endif
 
-.PHONY: help tools runtime-tools deploy-tools run test check typecheck lint format unit integration contract deploy-check bench images redis clean
+.PHONY: help tools runtime-tools deploy-tools run test test-ha check typecheck lint format unit integration contract deploy-check bench images redis redis-ha-tools chromium console clean
 
 help: ## List the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -65,18 +65,42 @@ redis: ## Make sure a Redis is reachable (REDIS_URL, 127.0.0.1:6379, or an insta
 	  apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; \
 	else echo "No Redis found: install one (sudo apt-get install redis-server) or set REDIS_URL"; exit 1; fi
 
+# The HA tests start their own Redis Cluster and Sentinel processes: Debian's redis-server and redis-sentinel.
+redis-ha-tools: ## Make sure redis-server, redis-cli and redis-sentinel exist (installs Debian's packages as root)
+	@if command -v redis-server >/dev/null && command -v redis-cli >/dev/null && command -v redis-sentinel >/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ]; then echo "[tools] installing redis-server and redis-sentinel"; \
+	  apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server redis-sentinel >/dev/null; \
+	else echo "No redis-server/redis-sentinel: install them (sudo apt-get install redis-server redis-sentinel)"; exit 1; fi
+
+# The console's browser tests drive Debian's Chromium (never a browser download).
+chromium: ## Make sure /usr/bin/chromium exists (installs Debian's package as root)
+	@if [ -x /usr/bin/chromium ]; then :; \
+	elif [ "$$(id -u)" = 0 ]; then echo "[tools] installing chromium"; \
+	  apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	else echo "No /usr/bin/chromium: install it (sudo apt-get install chromium)"; exit 1; fi
+
+# The console's build (served at /console/ by services/console); rebuilt when its sources change.
+CONSOLE_SOURCES := $(shell find services/console/ui -type f -not -path '*/node_modules/*' 2>/dev/null)
+CONSOLE_BUILD   := services/console/dist/index.html
+$(CONSOLE_BUILD): $(CONSOLE_SOURCES) node_modules/.installed
+	@echo "[console] vite build"
+	@vite build --config services/console/ui/vite.config.ts
+
+console: $(CONSOLE_BUILD) ## Build the web console (services/console/dist)
+
 deploy-tools: ## Pinned kustomize + kubeconform + Kubernetes JSON schemas (deploy/tools/versions.env)
 	@bash deploy/tools/install.sh
 
-runtime-tools: node_modules/.installed $(MONGO_TARGET) redis
+runtime-tools: node_modules/.installed $(MONGO_TARGET) redis $(CONSOLE_BUILD)
 
 tools: runtime-tools deploy-tools ## Install everything the project needs under .tools/
 
 run: runtime-tools ## Start the whole platform on http://127.0.0.1:$(PORT) (Ctrl-C stops it)
-	@node services/gateway/src/stack.ts
+	@node services/dev-stack/src/stack.ts
 
-typecheck: node_modules/.installed ## tsc --noEmit
+typecheck: node_modules/.installed ## tsc --noEmit (services, tests, and the console's browser code)
 	@tsc --noEmit
+	@tsc --noEmit -p services/console/ui
 
 lint: node_modules/.installed ## Biome: lint and format check
 	@biome check .
@@ -89,7 +113,7 @@ check: typecheck lint ## Type-check and lint
 unit: node_modules/.installed ## Unit tests (no stores)
 	@NODE_OPTIONS=--no-node-snapshot mocha 'test/unit/**/*.test.ts'
 
-integration: runtime-tools ## Integration tests against real FerretDB/MongoDB and Redis, through the gateway
+integration: runtime-tools chromium ## Integration tests against real FerretDB/MongoDB and Redis, through the gateway; the console in Chromium
 	@NODE_OPTIONS=--no-node-snapshot mocha --timeout 60000 'test/integration/**/*.test.ts'
 
 contract: runtime-tools ## Consumer-driven contract tests (Pact): auth's data-service client vs the data service's internal API
@@ -98,7 +122,19 @@ contract: runtime-tools ## Consumer-driven contract tests (Pact): auth's data-se
 deploy-check: node_modules/.installed deploy-tools ## Render every Kubernetes overlay; validate offline (schemas + policies)
 	@mocha 'test/deploy/**/*.test.ts'
 
-test: check unit integration contract deploy-check ## Everything CI runs: type-check, lint, unit, integration, contract and manifest tests
+test: check unit integration contract deploy-check ## Type-check, lint, unit, integration, contract and manifest tests
+
+# The integration suites that exercise Redis (keys, logins, throttles, row locks, write intents),
+# run again against a Redis Cluster the tests start; then test/ha (failovers, many replicas).
+REDIS_SUITES := test/integration/auth/authentication.test.ts test/integration/auth/attempt-throttle.test.ts \
+  test/integration/auth/throttle.test.ts test/integration/auth/login-concurrency.test.ts \
+  test/integration/auth/manual-keys.test.ts test/integration/auth/key-layout.test.ts \
+  test/integration/admin/admin-login.test.ts \
+  test/integration/data/write-intents.test.ts test/integration/data/sequences.test.ts \
+  test/integration/rules/write-recovery.test.ts
+test-ha: runtime-tools redis-ha-tools ## Redis suites on a Redis Cluster; Sentinel/Cluster failover and replica-kill tests (real processes)
+	@NODE_OPTIONS=--no-node-snapshot TEST_REDIS=cluster mocha --timeout 60000 $(REDIS_SUITES)
+	@NODE_OPTIONS=--no-node-snapshot mocha --timeout 120000 'test/ha/**/*.test.ts'
 
 bench: runtime-tools ## Benchmarks (never part of make test): prints a table, writes .bench/results-<time>.json
 	@NODE_OPTIONS=--no-node-snapshot node test/bench/run.ts
@@ -107,6 +143,7 @@ VERSION := $(shell node -p 'require("./package.json").version' 2>/dev/null)
 images: ## Build the container images (needs a running container engine)
 	docker build -f deploy/Dockerfile --target auth -t tessera-auth:$(VERSION) -t tessera-auth:dev .
 	docker build -f deploy/Dockerfile --target data -t tessera-data:$(VERSION) -t tessera-data:dev .
+	docker build -f deploy/Dockerfile --target console -t tessera-console:$(VERSION) -t tessera-console:dev .
 
-clean: ## Remove local state (.data) — not the tools
-	rm -rf .data
+clean: ## Remove local state (.data), the console's build and test output — not the tools
+	rm -rf .data services/console/dist test-output

@@ -3,23 +3,91 @@
  * Each service composes its schema from the pieces here and gets a typed object.
  */
 import { z } from "zod";
+import { compileTrustedProxies } from "./http/forwarding.ts";
+import type { RedisTopology } from "./redis/clients.ts";
 
-export const commaList = z
-  .string()
-  .transform((s) =>
-    s
-      .split(",")
-      .map((x) => x.trim())
-      .filter(Boolean),
-  )
-  .pipe(z.array(z.string()).min(1));
+/** The non-empty entries of a comma-separated value, trimmed. */
+const splitList = (s: string) =>
+  s
+    .split(",")
+    .map((x) => x.trim())
+    .filter(Boolean);
+
+export const commaList = z.string().transform(splitList).pipe(z.array(z.string()).min(1));
 
 const port = z.coerce.number().int().min(0).max(65535);
+
+/** Comma-separated addresses, CIDR ranges or `loopback`/`linklocal`/`uniquelocal`; empty trusts no proxy. */
+export const trustedProxiesSetting = z
+  .string()
+  .default("")
+  .transform(splitList)
+  .superRefine((entries, ctx) => {
+    entries.forEach((entry, i) => {
+      try {
+        compileTrustedProxies([entry]);
+      } catch {
+        ctx.addIssue({
+          code: "custom",
+          message: `entry ${i + 1} is not an IP address, a CIDR range, or loopback, linklocal or uniquelocal`,
+        });
+      }
+    });
+  });
+
+const hostPort = z
+  .string()
+  .regex(/^[A-Za-z0-9.-]+:\d{1,5}$|^\[[0-9A-Fa-f:.]+\]:\d{1,5}$/, "must be host:port");
+const hostPortList = commaList.pipe(z.array(hostPort));
+const flag = z
+  .enum(["true", "false"])
+  .default("false")
+  .transform((v) => v === "true");
+
+/**
+ * How the services reach Redis (shared/redis/clients.ts): one server (`REDIS_URL`), a primary
+ * watched by Sentinel (`REDIS_SENTINELS` + `REDIS_SENTINEL_MASTER`), or a Redis Cluster
+ * (`REDIS_CLUSTER_NODES`, any few of its nodes). Which settings a mode needs is checked by
+ * `parseConfig` (redisTopologyProblems).
+ */
+export const redisTopologyConfig = {
+  REDIS_MODE: z.enum(["single", "sentinel", "cluster"]).default("single"),
+  REDIS_URL: z.string().url().default("redis://127.0.0.1:6379/"),
+  REDIS_SENTINELS: hostPortList.optional(),
+  REDIS_SENTINEL_MASTER: z
+    .string()
+    .regex(/^[A-Za-z0-9_.-]{1,64}$/)
+    .optional(),
+  /** Password of the Redis servers (sentinel and cluster modes; in single mode it is part of REDIS_URL). */
+  REDIS_PASSWORD: z.string().min(1).optional(),
+  REDIS_SENTINEL_PASSWORD: z.string().min(1).optional(),
+  /** TLS to the Redis servers and sentinels (sentinel and cluster modes; single mode: a rediss:// URL). */
+  REDIS_TLS: flag,
+  REDIS_CLUSTER_NODES: hostPortList.optional(),
+};
+
+type RedisTopologySettings = Pick<
+  RedisTopology,
+  "REDIS_MODE" | "REDIS_SENTINELS" | "REDIS_SENTINEL_MASTER" | "REDIS_CLUSTER_NODES"
+>;
+
+/** The settings a Redis mode cannot do without that are missing, as `NAME: problem` lines. */
+export function redisTopologyProblems(config: Partial<RedisTopologySettings>): string[] {
+  const needed: (keyof RedisTopologySettings)[] =
+    config.REDIS_MODE === "sentinel"
+      ? ["REDIS_SENTINELS", "REDIS_SENTINEL_MASTER"]
+      : config.REDIS_MODE === "cluster"
+        ? ["REDIS_CLUSTER_NODES"]
+        : [];
+  return needed
+    .filter((name) => config[name] === undefined)
+    .map((name) => `${name}: required when REDIS_MODE=${config.REDIS_MODE}`);
+}
 
 export const commonConfig = {
   HOST: z.string().default("127.0.0.1"),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
-  REDIS_URL: z.string().url().default("redis://127.0.0.1:6379/"),
+  ...redisTopologyConfig,
   REDIS_PREFIX: z
     .string()
     .regex(/^[A-Za-z0-9_:.-]{1,64}$/)
@@ -30,6 +98,8 @@ export const commonConfig = {
   SERVICE_TOKEN: commaList,
   /** Absolute URL clients use to reach the platform (for @metadata.href); defaults to the request's own host. */
   PUBLIC_BASE_URL: z.string().url().optional(),
+  /** Proxies whose X-Forwarded-For/-Host/-Proto are believed (the Ingress controller; the local gateway). */
+  TRUSTED_PROXIES: trustedProxiesSetting,
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
 };
 
@@ -49,6 +119,13 @@ export const authConfigSchema = z.object({
   /** Second line of defence: failed logins per client address per hour. */
   LOGIN_FAILURES_PER_ADDRESS_PER_HOUR: z.coerce.number().int().min(1).default(1000),
   ARGON2_MEMORY_KIB: z.coerce.number().int().min(1024).default(19_456),
+  /** Lifetime of an account administrator's key (from the account's @authentication). */
+  ADMIN_KEY_LIFETIME_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(7 * 24 * 3600)
+    .default(3600),
 });
 
 export const dataConfigSchema = z.object({
@@ -65,6 +142,12 @@ export const dataConfigSchema = z.object({
     .regex(/^[a-z0-9_]{0,16}$/)
     .default("tn_"),
   QUERY_TIMEOUT_MS: z.coerce.number().int().min(1).default(5000),
+  /** Without transactions: how long a failed write retries its undo before leaving it to recovery. */
+  WRITE_UNDO_WINDOW_MS: z.coerce.number().int().min(0).default(15_000),
+  /** Lease of a write's intent and row locks (renewed while the writer works; after a crash, rows wait this long). */
+  WRITE_LEASE_MS: z.coerce.number().int().min(300).default(15_000),
+  /** How often each data-service process looks for abandoned write intents to complete. */
+  WRITE_RECOVERY_INTERVAL_MS: z.coerce.number().int().min(50).default(5000),
   MAX_BODY_BYTES: z.coerce
     .number()
     .int()
@@ -72,6 +155,10 @@ export const dataConfigSchema = z.object({
     .default(4 * 1024 * 1024),
   SANDBOX_MEMORY_MB: z.coerce.number().int().min(8).default(32),
   SANDBOX_TIMEOUT_MS: z.coerce.number().int().min(10).default(1000),
+  /** Sandbox host processes (child processes running the isolates); programs are spread over them by key. */
+  SANDBOX_PROCESSES: z.coerce.number().int().min(1).max(32).default(2),
+  /** `tessera.get` reads one call of a JavaScript resource or event may make. */
+  SANDBOX_READS_PER_CALL: z.coerce.number().int().min(1).max(1000).default(20),
   /** Development only: lets provider code fetch loopback addresses. */
   SANDBOX_ALLOW_LOOPBACK_FETCH: z
     .enum(["true", "false"])
@@ -80,15 +167,26 @@ export const dataConfigSchema = z.object({
   ARGON2_MEMORY_KIB: z.coerce.number().int().min(1024).default(19_456),
 });
 
+/** The console's static server: no stores, no secrets (the console talks to the APIs from the browser). */
+export const consoleConfigSchema = z.object({
+  HOST: commonConfig.HOST,
+  LOG_LEVEL: commonConfig.LOG_LEVEL,
+  SHUTDOWN_GRACE_MS: commonConfig.SHUTDOWN_GRACE_MS,
+  PORT: port.default(8083),
+});
+
 export type AuthConfig = z.infer<typeof authConfigSchema>;
 export type DataConfig = z.infer<typeof dataConfigSchema>;
+export type ConsoleConfig = z.infer<typeof consoleConfigSchema>;
 
 export class ConfigError extends Error {}
 
 /** Parses `env` with `schema`; on failure lists every bad variable (values are never echoed). */
 export function parseConfig<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv): z.infer<S> {
   const result = schema.safeParse(env);
-  if (result.success) return result.data;
-  const problems = result.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`);
+  const problems = result.success
+    ? redisTopologyProblems(result.data as Partial<RedisTopologySettings>)
+    : result.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`);
+  if (result.success && problems.length === 0) return result.data;
   throw new ConfigError(`Invalid configuration:\n  ${problems.join("\n  ")}`);
 }

@@ -1,5 +1,5 @@
 /**
- * The one error type of both services (DESIGN.md §4.2). Anything thrown that is
+ * The one error type of both services (codes: docs/errors.md). Anything thrown that is
  * not an ApiError is reported as 500/5001 without internals.
  */
 export const ErrorCode = {
@@ -17,6 +17,7 @@ export const ErrorCode = {
   keyNotFound: 4042,
   methodNotAllowed: 4051,
   conflict: 4091,
+  preconditionFailed: 4121,
   tooLarge: 4131,
   unsupportedMediaType: 4151,
   tooManyAttempts: 4291,
@@ -65,7 +66,7 @@ export class ApiError extends Error {
   }
 }
 
-/** Constructors for the errors of DESIGN.md §4.2, so call sites read as what they mean. */
+/** Constructors for the documented errors, so call sites read as what they mean. */
 export const errors = {
   malformed: (msg: string, details?: Record<string, unknown>) =>
     new ApiError(400, ErrorCode.malformed, msg, { details }),
@@ -88,10 +89,16 @@ export const errors = {
     ),
   forbidden: (msg: string) => new ApiError(403, ErrorCode.forbidden, msg),
   notFound: (msg: string) => new ApiError(404, ErrorCode.notFound, msg),
+  /**
+   * An account that does not exist — and, to an account administrator, every other
+   * account: one body for both, so that it tells nothing about which accounts exist.
+   */
+  noAccount: (account: string) => new ApiError(404, ErrorCode.notFound, `No account '${account}'`),
   keyNotFound: () => new ApiError(404, ErrorCode.keyNotFound, "No such API key"),
   methodNotAllowed: (method: string) =>
     new ApiError(405, ErrorCode.methodNotAllowed, `Method ${method} is not allowed here`),
   conflict: (msg: string) => new ApiError(409, ErrorCode.conflict, msg),
+  preconditionFailed: (msg: string) => new ApiError(412, ErrorCode.preconditionFailed, msg),
   tooLarge: (limit: number) =>
     new ApiError(413, ErrorCode.tooLarge, `Request body is larger than the limit of ${limit} bytes`),
   unsupportedMediaType: () =>
@@ -107,4 +114,12 @@ export const errors = {
   internal: () => new ApiError(500, ErrorCode.internal, "Unexpected error"),
   unavailable: (what: string, cause?: unknown) =>
     new ApiError(503, ErrorCode.unavailable, `${what} is unavailable; nothing was written`, { cause }),
+  /** A store query ran past its time limit (QUERY_TIMEOUT_MS): an expensive filter, or a store under load. */
+  queryTimedOut: (cause?: unknown) =>
+    new ApiError(
+      503,
+      ErrorCode.unavailable,
+      "A query took longer than its time limit; nothing was written. Narrow the filter or ask for fewer rows, then try again",
+      { cause },
+    ),
 };

@@ -1,8 +1,14 @@
 /** Connection errors of store clients are logged (once per kind of failure burst) instead of thrown at nobody. */
-import type { Redis } from "ioredis";
-import type { Logger } from "./logger.ts";
 
-export function reportRedisErrors(redis: Redis, logger: Logger, name: string, onError?: () => void): void {
+import type { Logger } from "./logger.ts";
+import type { RedisClient } from "./redis/clients.ts";
+
+export function reportRedisErrors(
+  redis: RedisClient,
+  logger: Logger,
+  name: string,
+  onError?: () => void,
+): void {
   let last = "";
   redis.on("error", (err: Error) => {
     onError?.();

@@ -4,11 +4,16 @@ import type { Context } from "koa";
 
 const digest = (s: string) => createHash("sha256").update(s).digest();
 
-export function hasBearerToken(ctx: Context, accepted: readonly string[]): boolean {
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(ctx.get("authorization"));
+/** True when the header reads `Bearer <one of the accepted tokens>`. */
+export function isBearerToken(authorization: string | undefined, accepted: readonly string[]): boolean {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? "");
   if (!match) return false;
   const given = digest(match[1]!);
   let ok = false;
   for (const token of accepted) ok = timingSafeEqual(given, digest(token)) || ok;
   return ok;
+}
+
+export function hasBearerToken(ctx: Context, accepted: readonly string[]): boolean {
+  return isBearerToken(ctx.get("authorization"), accepted);
 }

@@ -1,23 +1,32 @@
 /**
  * The one error middleware of a service: every failure leaves as the documented
- * body `{statusCode, errorCode, errorMessage, requestId}`; unexpected errors are
- * logged with their stack and answered 500/5001 without internals.
+ * body `{statusCode, errorCode, errorMessage, requestId}`; server errors are
+ * logged by name, message fingerprint and stack frames (a message can quote
+ * request data: shared/loggable-error.ts), and unexpected ones are answered
+ * 500/5001 without internals.
  */
 import type { Context, Middleware, Next } from "koa";
 import { ApiError, errors } from "../errors.ts";
+import { loggableError } from "../loggable-error.ts";
 import type { RequestState } from "./request-context.ts";
 
-export function errorMiddleware(): Middleware {
+/** Turns a client library's error into the service's own (e.g. a store that is away → 503), or leaves it. */
+export type ErrorTranslator = (err: unknown) => ApiError | undefined;
+
+/** `translators`: from the service's stores (store/mongo-errors.ts, shared/redis-errors.ts), tried in order. */
+export function errorMiddleware(translators: ErrorTranslator[] = []): Middleware {
   return async (ctx: Context, next: Next) => {
     try {
       await next();
-      if (ctx.status === 404 && ctx.body === undefined) {
-        throw errors.notFound(`No resource at ${ctx.path}`);
+      // What the router answers by itself (no route; a route without this verb) gets the documented body too.
+      if (ctx.body === undefined) {
+        if (ctx.status === 404) throw errors.notFound(`No resource at ${ctx.path}`);
+        if (ctx.status === 405 || ctx.status === 501) throw errors.methodNotAllowed(ctx.method);
       }
     } catch (err) {
       const state = ctx.state as RequestState;
-      const apiError = toApiError(err);
-      if (apiError.statusCode >= 500) state.log?.error({ err }, "request failed");
+      const apiError = toApiError(err, translators);
+      if (apiError.statusCode >= 500) state.log?.error({ error: loggableError(err) }, "request failed");
       ctx.status = apiError.statusCode;
       ctx.set(apiError.headers);
       ctx.body = apiError.body(state.requestId);
@@ -25,18 +34,11 @@ export function errorMiddleware(): Middleware {
   };
 }
 
-/** Errors of the store clients that mean "the store is not reachable right now". */
-const STORE_UNAVAILABLE =
-  /^(Mongo(Network|NetworkTimeout|ServerSelection|NotConnected|Topology|PoolCleared)Error|MongooseServerSelectionError|MaxRetriesPerRequestError)$/;
-
-function toApiError(err: unknown): ApiError {
+function toApiError(err: unknown, translators: ErrorTranslator[]): ApiError {
   if (err instanceof ApiError) return err;
-  const name = (err as { name?: string })?.name ?? "";
-  if (
-    STORE_UNAVAILABLE.test(name) ||
-    /Connection is closed|buffering timed out/.test(String((err as Error)?.message))
-  ) {
-    return errors.unavailable("A data store", err);
+  for (const translate of translators) {
+    const translated = translate(err);
+    if (translated) return translated;
   }
   const status = (err as { status?: number; expose?: boolean })?.status;
   // Koa/http-errors raised by the framework itself (e.g. a malformed URL).

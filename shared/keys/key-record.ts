@@ -2,6 +2,26 @@
 export type KeyKind = "generated" | "manual";
 export type KeyStatus = "active" | "disabled";
 
+/** An account administrator's role: `admin` may change everything in the account, `reader` only read. */
+export const ADMIN_ROLES = ["admin", "reader"] as const;
+export type AdminRole = (typeof ADMIN_ROLES)[number];
+
+/**
+ * What an account administrator's key stands for (admin keys only). The key is
+ * honoured only while the administrator still exists in that incarnation of the
+ * account with the same credential stamp (a new password revokes older keys); the
+ * role in force is the administrator's current one.
+ */
+export interface AdminGrant {
+  login: string;
+  /** The role at login (informational: each request checks the current one). */
+  role: AdminRole;
+  /** Incarnation of the account the key was minted for. */
+  accountUid: string;
+  /** The administrator's credential stamp at login. */
+  credentialStamp: string;
+}
+
 export interface KeyRecord {
   id: string;
   kind: KeyKind;
@@ -19,6 +39,8 @@ export interface KeyRecord {
   /** Epoch ms; null = never expires (manual keys only). */
   expiresAt: number | null;
   status: KeyStatus;
+  /** Set on account administrators' keys, which belong to no project (`project` and `projectUid` are empty). */
+  admin?: AdminGrant;
 }
 
 export type KeyState = "active" | "disabled" | "expired";

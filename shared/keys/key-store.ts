@@ -1,12 +1,37 @@
 /**
- * Key records in Redis. Layout (prefix = REDIS_PREFIX):
- *   <prefix>key:<sha256 of key>          HASH { d: JSON KeyRecord (immutable part), s: status }
- *   <prefix>keyidx:<account>/<project>   HASH { <id>: <sha256 of key> }   (for admin listings)
+ * Key records in Redis. Layout (prefix = REDIS_PREFIX; shared/redis/key-layout.ts):
+ *   <prefix>key:{<sha256 of key>}         HASH { d: JSON KeyRecord (immutable part), s: status }
+ *   <prefix>keyidx:{<account>/<project>}  HASH { <id>: <sha256 of key> }   (for admin listings)
  * Validation is a single HGETALL. Records live until expiry + retention (Redis TTL),
  * so revalidation and disable of an expired key answer as the contract says.
+ * A record and the index are in different hash slots (a Redis Cluster spreads records over its
+ * nodes), so no command touches both: the index entry is written first and an entry whose record
+ * is missing is dropped when listed.
+ * Account administrators' keys are in no index: nothing lists them, and they are
+ * refused once their administrator or account is gone (shared/admin-access).
+ *
+ * Names before hash tags (`key:<hash>`, `keyidx:<account>/<project>`): outside Cluster mode
+ * (`legacyNames`) a record or index entry not found under its name is looked for under the old
+ * one, and revocations apply to both, so keys minted by an earlier release keep working (and stay
+ * revocable) while it is rolled out; `renameLegacyKeys` moves them once (docs/operations.md §7a).
  */
-import type { Redis } from "ioredis";
+import { type RedisClient, waitForReplica } from "../redis/clients.ts";
+import {
+  keyIndexKey,
+  keyRecordKey,
+  legacyKeyIndexKey,
+  legacyKeyPatterns,
+  legacyKeyRecordKey,
+} from "../redis/key-layout.ts";
+import { defineScript, type Script } from "../redis/scripts.ts";
 import type { KeyRecord, KeyStatus } from "./key-record.ts";
+
+// KEYS: record. ARGV: fixed part (JSON), status, ttl ms or ''. 0 when the record exists already.
+const CREATE_SCRIPT = `
+if redis.call('HSETNX', KEYS[1], 'd', ARGV[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[1], 's', ARGV[2])
+if ARGV[3] ~= '' then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
+return 1`;
 
 const DISABLE_SCRIPT = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
@@ -14,101 +39,154 @@ redis.call('HSET', KEYS[1], 's', 'disabled')
 return 1`;
 
 export class KeyStore {
-  readonly #redis: Redis;
+  readonly #redis: RedisClient;
   readonly #prefix: string;
   readonly #retentionSeconds: number;
+  readonly #createScript: Script;
+  readonly #disableScript: Script;
+  readonly #legacyNames: boolean;
 
-  constructor(redis: Redis, prefix: string, retentionSeconds: number) {
+  constructor(
+    redis: RedisClient,
+    prefix: string,
+    retentionSeconds: number,
+    options: { legacyNames?: boolean } = {},
+  ) {
     this.#redis = redis;
     this.#prefix = prefix;
     this.#retentionSeconds = retentionSeconds;
+    this.#legacyNames = options.legacyNames ?? false;
+    this.#createScript = defineScript(redis, "keyCreate", CREATE_SCRIPT);
+    this.#disableScript = defineScript(redis, "keyDisable", DISABLE_SCRIPT);
   }
 
   #recordKey(hash: string): string {
-    return `${this.#prefix}key:${hash}`;
+    return keyRecordKey(this.#prefix, hash);
   }
 
   #indexKey(account: string, project: string): string {
-    return `${this.#prefix}keyidx:${account}/${project}`;
+    return keyIndexKey(this.#prefix, account, project);
   }
 
   /** Stores a new record; false when a key with this hash already exists (nothing changed). */
   async create(hash: string, record: KeyRecord, now: number): Promise<boolean> {
     const { status, ...fixed } = record;
-    const recordKey = this.#recordKey(hash);
     const ttlMs = record.expiresAt === null ? null : record.expiresAt - now + this.#retentionSeconds * 1000;
-    const created = await this.#redis.hsetnx(recordKey, "d", JSON.stringify(fixed));
-    if (!created) return false;
-    const tx = this.#redis.multi().hset(recordKey, "s", status);
-    if (ttlMs !== null) tx.pexpire(recordKey, Math.max(1, ttlMs));
-    tx.hset(this.#indexKey(record.account, record.project), record.id, hash);
-    await tx.exec();
-    return true;
+    const indexKey = this.#indexKey(record.account, record.project);
+    if (!record.admin) await this.#redis.hset(indexKey, record.id, hash);
+    const created = await this.#createScript(
+      1,
+      this.#recordKey(hash),
+      JSON.stringify(fixed),
+      status,
+      ttlMs === null ? "" : Math.max(1, ttlMs),
+    );
+    if (created === 1) return true;
+    if (!record.admin) await this.#redis.hdel(indexKey, record.id);
+    return false;
   }
 
-  /** One round trip. */
+  /** The names a record may have: its own, and outside Cluster mode the one before hash tags. */
+  #recordKeys(hash: string): string[] {
+    const own = this.#recordKey(hash);
+    return this.#legacyNames ? [own, legacyKeyRecordKey(this.#prefix, hash)] : [own];
+  }
+
+  #indexKeys(account: string, project: string): string[] {
+    const own = this.#indexKey(account, project);
+    return this.#legacyNames ? [own, legacyKeyIndexKey(this.#prefix, account, project)] : [own];
+  }
+
+  /** One round trip (a second only for a key unknown under its own name, outside Cluster mode). */
   async get(hash: string): Promise<KeyRecord | null> {
-    const fields = await this.#redis.hgetall(this.#recordKey(hash));
-    return decode(fields);
+    for (const name of this.#recordKeys(hash)) {
+      const record = decode(await this.#redis.hgetall(name));
+      if (record) return record;
+    }
+    return null;
   }
 
   /** Marks the key disabled; false when it does not exist. */
   async disable(hash: string): Promise<boolean> {
-    const done = (await this.#redis.eval(DISABLE_SCRIPT, 1, this.#recordKey(hash))) === 1;
-    if (done) await this.#awaitReplicas();
-    return done;
+    const disabled: string[] = [];
+    for (const name of this.#recordKeys(hash)) {
+      if ((await this.#disableScript(1, name)) === 1) disabled.push(name);
+    }
+    await waitForReplica(this.#redis, disabled);
+    return disabled.length > 0;
+  }
+
+  /** Every key id of a project with its hash (under the index's names). */
+  async #indexEntries(account: string, project: string): Promise<Record<string, string>> {
+    const indexes = await Promise.all(this.#indexKeys(account, project).map((k) => this.#redis.hgetall(k)));
+    return Object.assign({}, ...indexes.reverse());
   }
 
   async list(account: string, project: string): Promise<KeyRecord[]> {
-    const index = await this.#redis.hgetall(this.#indexKey(account, project));
+    const index = await this.#indexEntries(account, project);
     const ids = Object.keys(index);
     if (ids.length === 0) return [];
-    const pipeline = this.#redis.pipeline();
-    for (const id of ids) pipeline.hgetall(this.#recordKey(index[id]!));
-    const results = (await pipeline.exec()) ?? [];
+    const results = await Promise.all(ids.map((id) => this.get(index[id]!).catch(() => null)));
     const records: KeyRecord[] = [];
     const stale: string[] = [];
-    results.forEach(([err, fields], i) => {
-      const record = err ? null : decode(fields as Record<string, string>);
+    results.forEach((record, i) => {
       if (record) records.push(record);
       else stale.push(ids[i]!);
     });
-    if (stale.length > 0) await this.#redis.hdel(this.#indexKey(account, project), ...stale);
+    for (const indexKey of stale.length > 0 ? this.#indexKeys(account, project) : [])
+      await this.#redis.hdel(indexKey, ...stale);
     return records.sort((a, b) => a.createdAt - b.createdAt);
   }
 
   /** Deletes a key by its id; false when the project has no such key. */
   async deleteById(account: string, project: string, id: string): Promise<boolean> {
-    const indexKey = this.#indexKey(account, project);
-    const hash = await this.#redis.hget(indexKey, id);
+    const hash = (await this.#indexEntries(account, project))[id];
     if (!hash) return false;
-    const [[, deleted]] = (await this.#redis
-      .multi()
-      .del(this.#recordKey(hash))
-      .hdel(indexKey, id)
-      .exec()) as [[unknown, number], [unknown, number]];
-    await this.#awaitReplicas();
-    return deleted === 1;
+    const recordKeys = this.#recordKeys(hash);
+    const deleted = await Promise.all(recordKeys.map((key) => this.#redis.del(key)));
+    for (const indexKey of this.#indexKeys(account, project)) await this.#redis.hdel(indexKey, id);
+    await waitForReplica(this.#redis, recordKeys);
+    return deleted.some((n) => n === 1);
   }
 
   /** Removes every key of a project (when the project is deleted). */
   async deleteProject(account: string, project: string): Promise<void> {
-    const indexKey = this.#indexKey(account, project);
-    const hashes = Object.values(await this.#redis.hgetall(indexKey));
-    const tx = this.#redis.multi();
-    for (const hash of hashes) tx.del(this.#recordKey(hash));
-    await tx.del(indexKey).exec();
-    await this.#awaitReplicas();
+    const hashes = Object.values(await this.#indexEntries(account, project));
+    const recordKeys = hashes.flatMap((h) => this.#recordKeys(h));
+    await Promise.all(recordKeys.map((key) => this.#redis.del(key)));
+    for (const indexKey of this.#indexKeys(account, project)) await this.#redis.del(indexKey);
+    await waitForReplica(this.#redis, recordKeys);
   }
 
   /**
-   * A revocation acknowledged to a client must survive a failover: when the
-   * primary has replicas, wait until at least one has the write.
+   * Renames records and indexes written under the names used before keys carried hash tags
+   * (one SCAN of the prefix; RENAME keeps a record's expiry). Outside Cluster mode only: a
+   * Cluster was never written with the old names. Resolves to how many keys were renamed.
    */
-  async #awaitReplicas(): Promise<void> {
-    const role = (await this.#redis.role()) as [string, number, [string, string, string][]?];
-    const replicas = role[0] === "master" ? (role[2]?.length ?? 0) : 0;
-    if (replicas > 0) await this.#redis.wait(1, 1000);
+  async renameLegacyKeys(): Promise<number> {
+    let renamed = 0;
+    const legacy = legacyKeyPatterns(this.#prefix);
+    let cursor = "0";
+    do {
+      const [next, names] = await this.#redis.scan(cursor, "MATCH", legacy.match, "COUNT", 1000);
+      cursor = next;
+      for (const name of names.filter((n) => !n.includes("{"))) {
+        const pattern = [legacy.record, legacy.index].find((p) => name.startsWith(p.start));
+        if (!pattern) continue;
+        if ((await this.#redis.renamenx(name, pattern.rename(name))) === 1) {
+          renamed++;
+          continue;
+        }
+        // An index this version wrote to meanwhile: merge the old entries in.
+        if (pattern === legacy.index && (await this.#redis.type(name)) === "hash") {
+          const entries = await this.#redis.hgetall(name);
+          if (Object.keys(entries).length > 0) await this.#redis.hset(pattern.rename(name), entries);
+        }
+        await this.#redis.del(name);
+        renamed++;
+      }
+    } while (cursor !== "0");
+    return renamed;
   }
 }
 

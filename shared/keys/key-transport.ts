@@ -1,5 +1,5 @@
 /**
- * Reads the API key from a request (DESIGN.md §4.1): `Authorization: <Scheme> <key>:1`
+ * Reads the API key from a request (docs/contract.md §1, docs/authentication.md): `Authorization: <Scheme> <key>:1`
  * for a configured scheme, or `?auth=<key>:1` on GET only. The part after the first
  * colon is reserved and ignored.
  */

@@ -30,7 +30,9 @@ export function createKeyValidator(
         throw errors.noKey("An API key is required: send 'Authorization: Tessera <key>:1'");
       const record = await store.get(hashKey(key));
       if (!record) throw errors.unknownKey();
-      if (record.account !== scope.account || record.project !== scope.project) throw errors.wrongScope();
+      // An account administrator's key opens the admin API only, never a project's data.
+      if (record.admin || record.account !== scope.account || record.project !== scope.project)
+        throw errors.wrongScope();
       const state = keyState(record, now());
       if (state === "disabled") throw errors.keyDisabled();
       if (state === "expired") throw errors.keyExpired();

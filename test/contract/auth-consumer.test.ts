@@ -1,5 +1,5 @@
 /**
- * Consumer side of the internal-API contract (issue 6 §6): the auth service's real
+ * Consumer side of the internal-API contract: the auth service's real
  * DataServiceClient against a Pact mock server. Each interaction that passes is
  * written to test/pacts/tessera-auth-tessera-data.json, which
  * test/contract/data-provider.test.ts then replays against the real data service.
@@ -9,7 +9,11 @@ import { readFile } from "node:fs/promises";
 import { MatchersV3, PactV4, type V3MockServer } from "@pact-foundation/pact";
 import { expect } from "chai";
 import { createDataServiceClient } from "../../services/auth/src/clients/data-service-client.ts";
-import type { AuthenticateBody } from "../../shared/contracts/internal-api.ts";
+import type {
+  AdminLoginBody,
+  AuditReportBody,
+  AuthenticateBody,
+} from "../../shared/contracts/internal-api.ts";
 import {
   CONSUMER,
   FIXTURE,
@@ -43,6 +47,8 @@ const projectSettings = {
   roles: eachLike("Full access", 0),
   provider: regex(/^(builtin|custom)$/, "builtin"),
   keyLifetimeSeconds: integer(3600),
+  // The built-in provider's: the lock-out counts failures per username.
+  identityFields: eachLike("username"),
 };
 
 const loginBody = (
@@ -81,6 +87,28 @@ describe("contract: auth service → data service internal API (consumer)", () =
         .executeTest(async (mock) => {
           const settings = await client(mock).settings(account, project, "contract-request-1");
           expect(settings).to.deep.equal(reify(projectSettings));
+        });
+    });
+
+    it("a custom provider's project: the identity fields it declares", async () => {
+      const { customProject } = FIXTURE;
+      const settings = {
+        ...projectSettings,
+        name: customProject.name,
+        provider: "custom",
+        identityFields: eachLike(customProject.identityFields[0]),
+      };
+      await pact
+        .addInteraction()
+        .given(STATES.customWithIdentityFields)
+        .uponReceiving("a request for the settings of a custom provider's project with identity fields")
+        .withRequest("GET", `${projectPath(account, customProject.name)}/settings`, (b) =>
+          b.headers(serviceHeaders),
+        )
+        .willRespondWith(200, (b) => b.jsonBody(settings))
+        .executeTest(async (mock) => {
+          const answer = await client(mock).settings(account, customProject.name, "contract-request-1");
+          expect(answer?.identityFields).to.deep.equal(customProject.identityFields);
         });
     });
 
@@ -263,6 +291,169 @@ describe("contract: auth service → data service internal API (consumer)", () =
     });
   });
 
+  describe("account administration", () => {
+    const { admin, missingAccount } = FIXTURE;
+    const accountPath = (a: string) => `/internal/v1/accounts/${a}`;
+    /** AdminInfo (shared/contracts/internal-api.ts): never a password hash. */
+    const adminInfo = {
+      login: admin.login,
+      role: regex(/^(admin|reader)$/, admin.role),
+      accountUid: string("2b7c0d4e-5f61-4a8b-9c0d-1e2f3a4b5c6d"),
+      credentialStamp: string("Xy3kP0qLr8sT2uVw"),
+    };
+    const adminLogin = (
+      given: string,
+      description: string,
+      to: string,
+      body: AdminLoginBody,
+      responseBody: unknown,
+    ) =>
+      pact
+        .addInteraction()
+        .given(given)
+        .uponReceiving(description)
+        .withRequest("POST", `${accountPath(to)}/admin-login`, (b) =>
+          b.headers(serviceHeaders).jsonBody(body),
+        )
+        .willRespondWith(200, (b) => b.jsonBody(responseBody))
+        .executeTest((mock) => client(mock).adminLogin(to, body, "contract-request-1"));
+    const credentials = (password: string, extra: Record<string, unknown> = {}): AdminLoginBody => ({
+      payload: { username: admin.login, password, ...extra },
+      enablePasswordChange: false,
+    });
+
+    it("GET …/accounts/{a}: 200 with the account's incarnation", async () => {
+      const body = { name: account, uid: string("2b7c0d4e-5f61-4a8b-9c0d-1e2f3a4b5c6d") };
+      await pact
+        .addInteraction()
+        .given(STATES.acmeWithAdmin)
+        .uponReceiving("a request for an existing account")
+        .withRequest("GET", accountPath(account), (b) => b.headers(serviceHeaders))
+        .willRespondWith(200, (b) => b.jsonBody(body))
+        .executeTest(async (mock) => {
+          expect(await client(mock).account(account, "contract-request-1")).to.deep.equal(reify(body));
+        });
+    });
+
+    it("GET …/accounts/{a} of a missing account: 404, which the client reports as null", async () => {
+      await pact
+        .addInteraction()
+        .given(STATES.noMissingAccount)
+        .uponReceiving("a request for a missing account")
+        .withRequest("GET", accountPath(missingAccount), (b) => b.headers(serviceHeaders))
+        .willRespondWith(404)
+        .executeTest(async (mock) => {
+          expect(await client(mock).account(missingAccount, "contract-request-1")).to.equal(null);
+        });
+    });
+
+    it("GET …/admins/{login}: 200 with the administrator as stored now", async () => {
+      await pact
+        .addInteraction()
+        .given(STATES.acmeWithAdmin)
+        .uponReceiving("a request for an existing administrator")
+        .withRequest("GET", `${accountPath(account)}/admins/${admin.login}`, (b) => b.headers(serviceHeaders))
+        .willRespondWith(200, (b) => b.jsonBody(adminInfo))
+        .executeTest(async (mock) => {
+          const answer = await client(mock).admin(account, admin.login, "contract-request-1");
+          expect(answer).to.deep.equal(reify(adminInfo));
+        });
+    });
+
+    it("GET …/admins/{login} of a missing administrator: 404, which the client reports as null", async () => {
+      await pact
+        .addInteraction()
+        .given(STATES.acmeWithAdmin)
+        .uponReceiving("a request for a missing administrator")
+        .withRequest("GET", `${accountPath(account)}/admins/nobody`, (b) => b.headers(serviceHeaders))
+        .willRespondWith(404)
+        .executeTest(async (mock) => {
+          expect(await client(mock).admin(account, "nobody", "contract-request-1")).to.equal(null);
+        });
+    });
+
+    it("POST …/admin-login, right password: verdict ok with the administrator", async () => {
+      const response = { verdict: { ok: true, ...adminInfo } };
+      const answer = await adminLogin(
+        STATES.acmeWithAdmin,
+        "an administrator's login with the right password",
+        account,
+        credentials(admin.password),
+        response,
+      );
+      expect(answer).to.deep.equal(reify(response));
+    });
+
+    it("POST …/admin-login with a password change: the verdict carries its result and message", async () => {
+      const response = {
+        verdict: {
+          ok: true,
+          ...adminInfo,
+          changePasswordResult: regex(/^(success|failure)$/, "success"),
+          changePasswordMessage: string("The password was changed"),
+        },
+      };
+      const body = {
+        ...credentials(admin.password, { newPassword: FIXTURE.newAdminPassword }),
+        enablePasswordChange: true,
+      };
+      const answer = await adminLogin(
+        STATES.acmeWithAdmin,
+        "an administrator's login with a password change",
+        account,
+        body,
+        response,
+      );
+      expect(answer?.verdict).to.include({ ok: true, changePasswordResult: "success" });
+    });
+
+    it("POST …/admin-login, wrong password: verdict ok:false", async () => {
+      const response = { verdict: { ok: false, message: string("Login failed") } };
+      const answer = await adminLogin(
+        STATES.acmeWithAdmin,
+        "an administrator's login with a wrong password",
+        account,
+        credentials(FIXTURE.wrongPassword),
+        response,
+      );
+      expect(answer?.verdict.ok).to.equal(false);
+    });
+
+    it("POST …/admin-login to a missing account: 200 and a failed verdict, as for a wrong password", async () => {
+      const response = { verdict: { ok: false, message: string("Login failed") } };
+      const answer = await adminLogin(
+        STATES.noMissingAccount,
+        "an administrator's login to a missing account",
+        missingAccount,
+        credentials(admin.password),
+        response,
+      );
+      expect(answer?.verdict.ok).to.equal(false);
+    });
+
+    it("POST …/audit: 204, the report is stored", async () => {
+      const report: AuditReportBody = {
+        actor: { kind: "admin", login: admin.login, role: "admin" },
+        method: "POST",
+        path: `/admin/v1/accounts/${account}/projects/${project}/apikeys`,
+        summary: "key 'nightly' created",
+        status: 201,
+        requestId: "contract-request-1",
+      };
+      await pact
+        .addInteraction()
+        .given(STATES.acmeWithAdmin)
+        .uponReceiving("an audit report of a change the auth service made")
+        .withRequest("POST", `${accountPath(account)}/audit`, (b) =>
+          b.headers(serviceHeaders).jsonBody(report),
+        )
+        .willRespondWith(204)
+        .executeTest(async (mock) => {
+          await client(mock).reportAudit(account, report);
+        });
+    });
+  });
+
   describe("the contract pins the request headers", () => {
     /** Runs a call the mock server must reject; resolves to Pact's mismatch report. */
     const mismatch = async (call: (mock: V3MockServer) => Promise<unknown>) => {
@@ -306,7 +497,7 @@ describe("contract: auth service → data service internal API (consumer)", () =
       expect(pactJson.consumer.name).to.equal(CONSUMER);
       expect(pactJson.provider.name).to.equal(PROVIDER);
       expect(pactJson.metadata.pactSpecification.version).to.match(/^4\./);
-      expect(pactJson.interactions).to.have.length(10);
+      expect(pactJson.interactions).to.have.length(20);
       expect(pactJson.interactions.map((i) => i.description)).to.not.include(
         "a header check that must not be written to the pact",
       );

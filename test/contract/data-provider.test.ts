@@ -1,5 +1,5 @@
 /**
- * Provider side of the internal-API contract (issue 6 §6): replays the pact the
+ * Provider side of the internal-API contract: replays the pact the
  * consumer test wrote (test/pacts/) against the real data service — built by
  * createDataService on the real test stores, listening on a loopback port — with
  * each provider state set up through the service's own admin API.
@@ -71,7 +71,7 @@ describe("contract: data service internal API (provider)", () => {
         `No pact at ${PACT_FILE}: run test/contract/auth-consumer.test.ts first (before this file, in the same mocha run)`,
       );
     }
-    const { mongoUrl, redisUrl } = await testStores();
+    const { mongoUrl, redisEnv } = await testStores();
     prefix = isolationPrefix();
     const adminToken = `admin-${prefix}`;
     serviceToken = `service-${prefix}`;
@@ -79,7 +79,7 @@ describe("contract: data service internal API (provider)", () => {
       MONGO_URL: mongoUrl,
       META_DB: `${prefix}meta`,
       TENANT_DB_PREFIX: prefix,
-      REDIS_URL: redisUrl,
+      ...redisEnv,
       REDIS_PREFIX: `tessera-test:${prefix}`,
       ADMIN_TOKEN: adminToken,
       SERVICE_TOKEN: serviceToken,
@@ -113,6 +113,36 @@ describe("contract: data service internal API (provider)", () => {
       await demoExists();
       const { username, ...user } = brief;
       ensure(await admin.putUser(account, project, username, user), `PUT user ${username}`);
+    },
+    [STATES.customWithIdentityFields]: async () => {
+      ensure(await admin.putAccount(account), `PUT account ${account}`);
+      const { name, identityFields } = FIXTURE.customProject;
+      const definition = demoProject({
+        authentication: {
+          provider: "custom",
+          library: "mail",
+          createFunction: "mailCreate",
+          identityFields,
+        },
+        libraries: {
+          mail: {
+            code: "function mailCreate() { return { authenticate() { return { errorMessage: 'no' }; } }; }",
+          },
+        },
+      });
+      ensure(await admin.putProject(account, name, definition), `PUT project ${account}/${name}`);
+    },
+    [STATES.acmeWithAdmin]: async () => {
+      ensure(await admin.putAccount(account), `PUT account ${account}`);
+      const { login, password, role } = FIXTURE.admin;
+      ensure(
+        await admin.send("PUT", `/accounts/${account}/admins/${login}`, { password, role }),
+        `PUT admin ${login}`,
+      );
+    },
+    [STATES.noMissingAccount]: async () => {
+      const reply = await admin.send("DELETE", `/accounts/${FIXTURE.missingAccount}`);
+      ensure(reply, `DELETE account ${FIXTURE.missingAccount}`, [200, 404]);
     },
     [STATES.noMissingProject]: async () => {
       ensure(await admin.putAccount(account), `PUT account ${account}`);

@@ -29,6 +29,10 @@ export const STATES = {
   demoWithAlice: "project acme/demo exists with user alice",
   demoWithBrief: "project acme/demo exists with user brief, who has her own key lifetime",
   noMissingProject: "no project acme/missing",
+  customWithIdentityFields:
+    "project acme/mailers has a custom provider that declares its identity field email",
+  acmeWithAdmin: "account acme exists with admin ann",
+  noMissingAccount: "no account nowhere",
 } as const;
 
 /** The fixture behind the states (the provider creates it; the consumer's requests use it). */
@@ -37,6 +41,8 @@ export const FIXTURE = {
   project: "demo",
   version: "v1",
   missingProject: "missing",
+  /** A custom provider's project that declares `authentication.identityFields`. */
+  customProject: { name: "mailers", identityFields: ["email"] },
   missingVersion: "v9",
   alice: {
     username: "alice",
@@ -52,5 +58,9 @@ export const FIXTURE = {
     keyLifetimeSeconds: 60,
   },
   newPassword: "alice-new-password",
+  /** An account administrator of `account`. */
+  admin: { login: "ann", password: "ann-admin-password", role: "admin" },
+  newAdminPassword: "ann-new-admin-password",
+  missingAccount: "nowhere",
   wrongPassword: "not-alice-password",
 } as const;

@@ -59,8 +59,20 @@ const last = (name: string, op: string) =>
     .at(-1)?.args;
 
 const SERVICES = [
-  { target: "auth", port: 8081, cmd: ["node", "services/auth/src/main.ts"] },
-  { target: "data", port: 8082, cmd: ["node", "--no-node-snapshot", "services/data/src/main.ts"] },
+  { target: "auth", port: 8081, cmd: ["node", "services/auth/src/main.ts"], sources: "services/auth" },
+  {
+    target: "data",
+    port: 8082,
+    cmd: ["node", "--no-node-snapshot", "services/data/src/main.ts"],
+    sources: "services/data",
+  },
+  // The console's image holds its server's code and the built files, not the browser code's sources.
+  {
+    target: "console",
+    port: 8083,
+    cmd: ["node", "services/console/src/main.ts"],
+    sources: "services/console/src",
+  },
 ];
 
 describe("deploy/Dockerfile", () => {
@@ -73,7 +85,7 @@ describe("deploy/Dockerfile", () => {
   it("builds the service named by --build-arg SERVICE when no --target is given", () => {
     const final = dockerfile.stages.at(-1)!;
     expect(final.from).to.equal("$" + "{SERVICE}");
-    expect(dockerfile.args.get("SERVICE")).to.be.oneOf(["auth", "data"]);
+    expect(dockerfile.args.get("SERVICE")).to.be.oneOf(SERVICES.map((svc) => svc.target));
     for (const svc of SERVICES) expect(dockerfile.stages.map((s) => s.name)).to.include(svc.target);
   });
 
@@ -120,10 +132,31 @@ describe("deploy/Dockerfile", () => {
         const copies = effective(svc.target)
           .filter((i) => i.op === "COPY" && !i.args.includes("--from="))
           .map((i) => i.args.replace(/--chown=\S+\s+/, "").split(/\s+/)[0]);
-        expect(copies).to.deep.equal(["package.json", "shared", `services/${svc.target}`]);
+        expect(copies).to.deep.equal(["package.json", "shared", svc.sources]);
       });
     });
   }
+
+  it("builds the console's files in a stage of its own and copies only the result into the console image", () => {
+    const build = stage("console-build").instructions;
+    expect(
+      build.some(
+        (i) => i.op === "RUN" && /vite build --config services\/console\/ui\/vite\.config\.ts/.test(i.args),
+      ),
+    ).to.equal(true);
+    const fromBuild = effective("console").filter(
+      (i) => i.op === "COPY" && i.args.includes("--from=console-build"),
+    );
+    expect(fromBuild.map((i) => i.args)).to.deep.equal([
+      "--from=console-build --chown=root:root /app/services/console/dist ./services/console/dist",
+    ]);
+    for (const svc of SERVICES.filter((x) => x.target !== "console")) {
+      expect(
+        effective(svc.target).some((i) => i.args.includes("console")),
+        svc.target,
+      ).to.equal(false);
+    }
+  });
 
   it("has an allow-list build context (deploy/Dockerfile.dockerignore)", () => {
     const lines = readFileSync(path.join(deployDir, "Dockerfile.dockerignore"), "utf8")
@@ -137,7 +170,11 @@ describe("deploy/Dockerfile", () => {
       "!shared/**",
       "!services/auth/**",
       "!services/data/**",
+      "!services/console/**",
+      "services/console/dist",
     ]);
+    // A local build never reaches the image build: the console is built inside it.
+    expect(lines.indexOf("services/console/dist")).to.be.greaterThan(lines.indexOf("!services/console/**"));
     expect(lines.some((l) => /node_modules|\.tools|\.data|\.git/.test(l) && l.startsWith("!"))).to.equal(
       false,
     );

@@ -13,7 +13,7 @@ import { byName, type K8sObject, ofKind, render, repoRoot, TARGETS } from "./sup
 interface TableRoute {
   name: string;
   pattern: string;
-  service: "auth" | "data";
+  service: "auth" | "data" | "console";
 }
 
 const table = JSON.parse(readFileSync(path.join(repoRoot, "shared/routes.json"), "utf8")) as {
@@ -59,11 +59,22 @@ const SAMPLES = [
   "/admin/v1/accounts/acme/projects/demo/apikeys",
   "/admin/v1/accounts/acme/projects/demo/apikeys/k-123",
   "/admin/v1/accounts/acme/projects/demo/users/alice",
+  "/admin/v1/accounts/acme/@authentication",
+  "/admin/v1/accounts/acme/@authentication/",
+  "/admin/v1/accounts/acme/admins/ann",
+  "/admin/v1/accounts/acme/audit",
+  "/admin/v1/accounts/acme/projects/demo/@authentication",
+  "/admin/v1/audit",
   "/admin/v1",
   "/admin/v2/accounts",
   "/internal/v1/projects/acme/demo/authentication",
   "/internal/v1/auth/verdict",
   "/restx/acme",
+  "/console",
+  "/console/",
+  "/console/assets/index-Ab12.js",
+  "/consolex",
+  "/rest/acme/demo/v1/console",
   "/healthz",
   "/readyz",
   "/metrics",
@@ -75,7 +86,7 @@ describe("shared/routes.json", () => {
     expect(table.routes.length).to.be.greaterThan(0);
     for (const r of table.routes) {
       expect(r.pattern, r.name).to.match(/^\^.*\$$/);
-      expect(["auth", "data"], r.name).to.include(r.service);
+      expect(["auth", "data", "console"], r.name).to.include(r.service);
       expect(() => new RegExp(r.pattern)).to.not.throw();
     }
   });

@@ -5,6 +5,13 @@
  */
 import { expect } from "chai";
 import {
+  authConfigSchema,
+  dataConfigSchema,
+  parseConfig,
+  trustedProxiesSetting,
+} from "../../shared/config.ts";
+import { compileTrustedProxies } from "../../shared/http/forwarding.ts";
+import {
   baseName,
   byName,
   type Container,
@@ -29,6 +36,7 @@ import {
 const SERVICES = [
   { name: "tessera-auth", port: 8081 },
   { name: "tessera-data", port: 8082 },
+  { name: "tessera-console", port: 8083 },
 ];
 const PRIVATE_V4 = [
   "10.0.0.0/8",
@@ -56,6 +64,20 @@ function configEnv(objects: K8sObject[], c: Container): Record<string, string> {
     if (from.configMapRef) Object.assign(env, byName(objects, "ConfigMap", from.configMapRef.name).data);
   }
   return env;
+}
+
+/** Names proxy-addr accepts for private ranges. */
+const PRIVATE_NAMES = ["loopback", "linklocal", "uniquelocal"];
+
+/** True when a TRUSTED_PROXIES entry (address, CIDR or name) lies wholly inside a private range. */
+function isPrivateProxyEntry(entry: string): boolean {
+  if (PRIVATE_NAMES.includes(entry)) return true;
+  const [address = "", length] = entry.split("/");
+  return [...PRIVATE_V4, ...PRIVATE_V6].some((block) => {
+    const blockLength = Number(block.split("/")[1]);
+    const inside = compileTrustedProxies([block])(address, 0);
+    return inside && (length === undefined || Number(length) >= blockLength);
+  });
 }
 
 /** Numeric container port that `port` (number or name) resolves to in the pods `selector` picks. */
@@ -285,14 +307,52 @@ for (const target of TARGETS) {
               );
               if (secrets.length) expect(secrets).to.include(ref!.name);
             }
-            const wanted =
-              svc.name === "tessera-auth"
-                ? ["REDIS_URL", "ADMIN_TOKEN", "SERVICE_TOKEN"]
-                : ["REDIS_URL", "ADMIN_TOKEN", "SERVICE_TOKEN", "MONGO_URL"];
+            // Prod reaches Redis through Sentinel: passwords instead of a URL.
+            const redis =
+              target === "overlays/prod" ? ["REDIS_PASSWORD", "REDIS_SENTINEL_PASSWORD"] : ["REDIS_URL"];
+            const wanted = {
+              "tessera-auth": [...redis, "ADMIN_TOKEN", "SERVICE_TOKEN"],
+              "tessera-data": [...redis, "ADMIN_TOKEN", "SERVICE_TOKEN", "MONGO_URL"],
+              // The console's server serves files: it holds no secret at all.
+              "tessera-console": [],
+            }[svc.name]!;
             const got = (c.env ?? []).filter((e) => SECRET_KEYS.includes(e.name)).map((e) => e.name);
             expect(got.sort()).to.deep.equal(wanted.sort());
             expect(c.envFrom?.some((f) => f.secretRef)).to.not.equal(true);
           });
+
+          if (svc.name !== "tessera-console")
+            it("has Redis settings the service accepts (its start-up validation, secrets as placeholders)", () => {
+              const secrets = Object.fromEntries(
+                (c.env ?? []).filter((e) => SECRET_KEYS.includes(e.name)).map((e) => [e.name, "placeholder"]),
+              );
+              const env: Record<string, string> = {
+                ...configEnv(objects, c),
+                ...secrets,
+                MONGO_URL: "mongodb://placeholder/",
+              };
+              if (secrets.REDIS_URL) env.REDIS_URL = "redis://placeholder:6379/";
+              const schema = svc.name === "tessera-auth" ? authConfigSchema : dataConfigSchema;
+              const parsed = parseConfig(schema, env);
+              if (target === "overlays/prod") {
+                expect(parsed).to.include({ REDIS_MODE: "sentinel", REDIS_TLS: true });
+                expect(Object.keys(secrets)).to.include.members([
+                  "REDIS_PASSWORD",
+                  "REDIS_SENTINEL_PASSWORD",
+                ]);
+              }
+            });
+
+          // The console's server reads no client address and builds no link: it has no TRUSTED_PROXIES.
+          if (svc.name !== "tessera-console")
+            it("believes X-Forwarded-* only from private ranges (TRUSTED_PROXIES: set, valid, no public range)", () => {
+              const value = configEnv(objects, c).TRUSTED_PROXIES;
+              expect(value, "TRUSTED_PROXIES").to.be.a("string");
+              const parsed = trustedProxiesSetting.safeParse(value);
+              expect(parsed.success, JSON.stringify(parsed.error?.issues)).to.equal(true);
+              expect(parsed.data).to.not.be.empty;
+              for (const entry of parsed.data ?? []) expect(isPrivateProxyEntry(entry), entry).to.equal(true);
+            });
 
           it("uses its own ServiceAccount without a token", () => {
             const sa = byName(
@@ -341,7 +401,9 @@ for (const target of TARGETS) {
               Buffer.from(v, "base64").toString("utf8"),
             ]),
           );
-          expect(Object.keys(data).sort()).to.deep.equal([...SECRET_KEYS].sort());
+          expect(Object.keys(data).sort()).to.deep.equal(
+            ["ADMIN_TOKEN", "SERVICE_TOKEN", "MONGO_URL", "REDIS_URL"].sort(),
+          );
           expect(data.ADMIN_TOKEN).to.match(/^dev-.*not-for-production$/);
           expect(data.SERVICE_TOKEN).to.match(/^dev-.*not-for-production$/);
           expect(data.MONGO_URL).to.match(/^mongodb:\/\/tessera-mongodb:27017\//);
@@ -432,7 +494,7 @@ for (const target of TARGETS) {
         }
       });
 
-      it("lets the ingress controller reach auth :8081 and data :8082", () => {
+      it("lets the ingress controller reach auth :8081, data :8082 and console :8083", () => {
         for (const svc of SERVICES) {
           const ok = policies.some(
             (p) =>
@@ -515,7 +577,50 @@ for (const target of TARGETS) {
         expect(v6.except).to.include.members(PRIVATE_V6);
       });
 
+      it("lets the console's server reach nothing (DNS aside) and nobody but the ingress controller and monitoring reach it", () => {
+        const console = byName<NetworkPolicy>(policies, "NetworkPolicy", "tessera-console");
+        expect(console.spec.policyTypes).to.include.members(["Ingress", "Egress"]);
+        expect(console.spec.egress ?? []).to.deep.equal([]);
+        const egress = policies.filter(
+          (p) => !isEmptySelector(p.spec.podSelector) && appliesTo(p).includes("tessera-console"),
+        );
+        expect(egress.flatMap((p) => p.spec.egress ?? [])).to.deep.equal([]);
+        const from = console.spec.ingress!.flatMap((rule) => rule.from ?? []);
+        expect(from.every((f) => f.namespaceSelector)).to.equal(true);
+        expect(
+          from.map((f) => f.namespaceSelector!.matchLabels!["kubernetes.io/metadata.name"]).sort(),
+        ).to.deep.equal(["ingress-nginx", "monitoring"]);
+        for (const other of ["tessera-auth", "tessera-data"]) {
+          const np = byName<NetworkPolicy>(policies, "NetworkPolicy", other);
+          const peers = [...(np.spec.ingress ?? []), ...(np.spec.egress ?? [])].flatMap((r) => [
+            ...(r.from ?? []),
+            ...(r.to ?? []),
+          ]);
+          expect(JSON.stringify(peers), other).to.not.include("tessera-console");
+        }
+      });
+
       if (target === "overlays/prod") {
+        it("lets auth and data reach every configured sentinel (26379)", () => {
+          for (const name of ["tessera-auth", "tessera-data"]) {
+            const deployment = byName(objects, "Deployment", name) as Workload;
+            const container = deployment.spec.template.spec.containers[0]!;
+            const sentinels = (configEnv(objects, container).REDIS_SENTINELS ?? "").split(",");
+            expect(sentinels.length, "three sentinels at least").to.be.at.least(3);
+            const mine = egressTo(26379).filter(({ p }) => appliesTo(p).includes(name));
+            for (const address of sentinels) {
+              const [host = "", port] = address.split(":");
+              expect(port, address).to.equal("26379");
+              const reached = mine.some(({ rule }) =>
+                (rule.to ?? []).some(
+                  (peer) => peer.ipBlock && compileTrustedProxies([peer.ipBlock.cidr])(host, 0),
+                ),
+              );
+              expect(reached, `${name} → ${address}`).to.equal(true);
+            }
+          }
+        });
+
         it("reaches the external stores by ipBlock and runs no store in the cluster", () => {
           expect(podsNamed("tessera-mongodb")).to.deep.equal([]);
           expect(podsNamed("tessera-redis")).to.deep.equal([]);
@@ -559,6 +664,6 @@ describe("deploy/base is environment-neutral", () => {
       workloads(objects)
         .map((w) => w.metadata.name)
         .sort(),
-    ).to.deep.equal(["tessera-auth", "tessera-data"]);
+    ).to.deep.equal(["tessera-auth", "tessera-console", "tessera-data"]);
   });
 });

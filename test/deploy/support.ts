@@ -294,4 +294,11 @@ export const baseName = (name: string, generated: string[]): string =>
   generated.find((g) => name === g || new RegExp(`^${g}-[a-z0-9]{10}$`).test(name)) ?? name;
 
 /** Keys that must only ever come from the Secret. */
-export const SECRET_KEYS = ["ADMIN_TOKEN", "SERVICE_TOKEN", "MONGO_URL", "REDIS_URL"];
+export const SECRET_KEYS = [
+  "ADMIN_TOKEN",
+  "SERVICE_TOKEN",
+  "MONGO_URL",
+  "REDIS_URL",
+  "REDIS_PASSWORD",
+  "REDIS_SENTINEL_PASSWORD",
+];

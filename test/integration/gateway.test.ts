@@ -2,8 +2,8 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { expect } from "chai";
-import { createGateway } from "../../services/gateway/src/gateway.ts";
-import { routeFor } from "../../services/gateway/src/routing.ts";
+import { createGateway } from "../../services/dev-stack/src/gateway.ts";
+import { routeFor } from "../../services/dev-stack/src/routing.ts";
 
 function listen(server: http.Server): Promise<string> {
   return new Promise((r) =>
@@ -15,9 +15,39 @@ describe("gateway", () => {
   it("routes @authentication and key admin to auth, the rest to data, never /internal", () => {
     expect(routeFor("/rest/a/p/v1/@authentication")).to.equal("auth");
     expect(routeFor("/admin/v1/accounts/a/projects/p/apikeys/xyz")).to.equal("auth");
+    expect(routeFor("/admin/v1/accounts/a/@authentication")).to.equal("auth");
+    expect(routeFor("/admin/v1/accounts/a/admins/ann")).to.equal("data");
     expect(routeFor("/rest/a/p/v1/customer")).to.equal("data");
     expect(routeFor("/admin/v1/accounts/a")).to.equal("data");
     expect(routeFor("/internal/v1/accounts/a/projects/p/settings")).to.equal(undefined);
+  });
+
+  it("overwrites X-Forwarded-For/-Host/-Proto with what it saw, whatever the client sent", async () => {
+    const echo = http.createServer((req, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify(req.headers));
+    });
+    const upstream = await listen(echo);
+    const gateway = createGateway({ upstreams: { auth: upstream, data: upstream }, ready: async () => true });
+    const base = await listen(gateway);
+    try {
+      const r = await fetch(`${base}/rest/a/p/v1/customer`, {
+        headers: {
+          "x-forwarded-for": "203.0.113.9",
+          "x-forwarded-host": "evil.example",
+          "x-forwarded-proto": "https",
+        },
+      });
+      const seen = (await r.json()) as Record<string, string>;
+      expect(seen["x-forwarded-for"]).to.equal("127.0.0.1");
+      expect(seen["x-forwarded-host"]).to.equal(new URL(base).host);
+      expect(seen["x-forwarded-proto"]).to.equal("http");
+    } finally {
+      gateway.close();
+      gateway.closeAllConnections();
+      echo.close();
+      echo.closeAllConnections();
+    }
   });
 
   it("keeps serving after clients disconnect while the service is still working", async () => {

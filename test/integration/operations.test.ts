@@ -11,7 +11,7 @@ import path from "node:path";
 import { Writable } from "node:stream";
 import { expect } from "chai";
 import { createDataService } from "../../services/data/src/service.ts";
-import { startRedisServer } from "../../services/gateway/src/stores.ts";
+import { startRedisServer } from "../../services/dev-stack/src/stores.ts";
 import { createLogger } from "../../shared/logger.ts";
 import { demoProject } from "../fixtures/demo-project.ts";
 import { adminClient, call, keyHeader, projectClient } from "../support/http.ts";
@@ -98,8 +98,35 @@ describe("operations", () => {
       platform = await startPlatform({}, { logSink: sink });
       const admin = adminClient(platform.baseUrl, platform.adminToken);
       await admin.putAccount("acme");
-      await admin.putProject("acme", "demo", demoProject());
+      await admin.putProject(
+        "acme",
+        "demo",
+        demoProject({
+          // Customer code whose errors quote request data: a rule and a provider.
+          rules: [
+            {
+              name: "quoting rule",
+              table: "purchaseorder",
+              type: "event",
+              code: "if (row.notes) throw new Error('cannot file ' + row.notes);",
+            },
+          ],
+        }),
+      );
       await admin.putUser("acme", "demo", "alice", { password: "s3cret-password", roles: ["Full access"] });
+      const parsing = await admin.putProject(
+        "acme",
+        "parsing",
+        demoProject({
+          authentication: { provider: "custom", library: "parsing", createFunction: "parsingCreate" },
+          libraries: {
+            parsing: {
+              code: "function parsingCreate() { return { authenticate(payload) { return JSON.parse(payload.password); } }; }",
+            },
+          },
+        }),
+      );
+      expect(parsing.status, JSON.stringify(parsing.body)).to.equal(201);
     });
     after(() => platform.close());
 
@@ -129,11 +156,30 @@ describe("operations", () => {
         "?enablePasswordChange!",
       );
       await demo.login({ username: "alice", password: "wrong-guess-1" });
+      // The data service decodes parameter names: `a%75th` is `auth`.
+      expect((await call(platform.baseUrl, "GET", `${demo.root}/customer?a%75th=${key}:1`)).status).to.equal(
+        200,
+      );
+      // V8's JSON.parse error quotes its input (a short one whole): here, the password.
+      const parsing = projectClient(platform.baseUrl, "acme", "parsing");
+      const failed = await parsing.login({ username: "bob", password: "Zq9-xk7w" });
+      expect(failed.status).to.equal(401);
+      // A rule's error quotes the row; the client is told, the log is not.
+      expect((await demo.post(key, "customer", { name: "x" })).status).to.equal(201);
+      const order = await demo.post(key, "purchaseorder", { customer_name: "x", notes: "row-secret-42" });
+      expect(order.status).to.equal(500);
+      expect(order.body.errorMessage).to.contain("row-secret-42");
       const text = lines.join("\n");
       expect(text).to.contain(`${demo.root}/customer?auth=[redacted]`);
-      for (const secret of [key, "s3cret-password", "n3w-password!", "wrong-guess-1", platform.adminToken]) {
-        expect(text).to.not.contain(secret);
-      }
+      const secrets = [key, "s3cret-password", "n3w-password!", "wrong-guess-1", platform.adminToken];
+      const leaked = [...secrets, "Zq9-xk7w", "row-secret-42"].filter((x) => text.includes(x));
+      expect(leaked).to.deep.equal([]);
+      // What is logged instead: the kind, the program and a fingerprint of the message.
+      const providerFailure = lines
+        .map((l) => JSON.parse(l))
+        .find((l) => l.msg === "custom authentication provider: login failed");
+      expect(providerFailure).to.include({ kind: "script", programKey: "acme/parsing/auth" });
+      expect(providerFailure.fingerprint).to.match(/^[0-9a-f]{12}$/);
     });
 
     it("serves Prometheus metrics with route templates and login outcomes", async () => {

@@ -1,5 +1,5 @@
 /**
- * The two sample custom providers end to end through the gateway (issue 6):
+ * The two sample custom providers end to end through the gateway (docs/providers.md):
  * the library code from examples/providers is loaded into a project as a
  * customer would; the identity-service sample talks to a real HTTP identity
  * service on loopback; its userData drives a row filter.

@@ -1,4 +1,5 @@
 /** Minimal HTTP helpers for integration tests: every call goes through the gateway. */
+import http from "node:http";
 export interface Reply<T = any> {
   status: number;
   body: T;
@@ -46,6 +47,10 @@ export function adminClient(baseUrl: string, token: string) {
       send("PUT", `/accounts/${a}/projects/${p}/users/${u}`, body),
     createKey: (a: string, p: string, body: unknown) =>
       send("POST", `/accounts/${a}/projects/${p}/apikeys`, body),
+    /** A manual key with these roles (and globals): the key itself. */
+    keyWith: async (a: string, p: string, roles: string[], globals?: Record<string, unknown>) =>
+      (await send("POST", `/accounts/${a}/projects/${p}/apikeys`, { name: roles.join("+"), roles, globals }))
+        .body.apikey as string,
     listKeys: (a: string, p: string) => send("GET", `/accounts/${a}/projects/${p}/apikeys`),
     deleteKey: (a: string, p: string, id: string) =>
       send("DELETE", `/accounts/${a}/projects/${p}/apikeys/${id}`),
@@ -67,4 +72,47 @@ export function projectClient(baseUrl: string, account: string, project: string,
     delete: (key: string | undefined, path: string) =>
       call(baseUrl, "DELETE", `${root}/${path}`, { headers: key ? keyHeader(key) : {} }),
   };
+}
+
+/**
+ * Like `call`, but from a chosen local address (any of 127.0.0.0/8 works on
+ * loopback), so a test can be several clients with different addresses.
+ */
+export function callFrom<T = any>(
+  localAddress: string,
+  baseUrl: string,
+  method: string,
+  path: string,
+  options: { body?: unknown; headers?: Record<string, string> } = {},
+): Promise<Reply<T>> {
+  const body = options.body === undefined ? undefined : JSON.stringify(options.body);
+  const headers: Record<string, string> = {
+    ...(body === undefined ? {} : { "content-type": "application/json" }),
+    ...options.headers,
+  };
+  return new Promise((resolve, reject) => {
+    const req = http.request(new URL(path, baseUrl), { method, headers, localAddress }, (res) => {
+      let text = "";
+      res.setEncoding("utf8");
+      res.on("data", (chunk: string) => {
+        text += chunk;
+      });
+      res.on("end", () => {
+        let parsed: unknown = text;
+        try {
+          parsed = text ? JSON.parse(text) : undefined;
+        } catch {
+          // not JSON: keep the text
+        }
+        const replyHeaders = new Headers();
+        for (const [name, value] of Object.entries(res.headers)) {
+          if (typeof value === "string") replyHeaders.set(name, value);
+        }
+        resolve({ status: res.statusCode ?? 0, body: parsed as T, headers: replyHeaders });
+      });
+      res.on("error", reject);
+    });
+    req.on("error", reject);
+    req.end(body);
+  });
 }

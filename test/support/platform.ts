@@ -8,10 +8,17 @@ import http, { type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Writable } from "node:stream";
 import { createAuthService } from "../../services/auth/src/service.ts";
-import { createDataService } from "../../services/data/src/service.ts";
+import { createConsoleService } from "../../services/console/src/service.ts";
+import { createDataService, type DataService } from "../../services/data/src/service.ts";
 import type { TenantStore } from "../../services/data/src/store/tenant-store.ts";
-import { createGateway } from "../../services/gateway/src/gateway.ts";
-import { authConfigSchema, type DataConfig, dataConfigSchema, parseConfig } from "../../shared/config.ts";
+import { createGateway } from "../../services/dev-stack/src/gateway.ts";
+import {
+  authConfigSchema,
+  consoleConfigSchema,
+  type DataConfig,
+  dataConfigSchema,
+  parseConfig,
+} from "../../shared/config.ts";
 import { createLogger } from "../../shared/logger.ts";
 import { isolationPrefix, testStores } from "./stores.ts";
 
@@ -27,6 +34,8 @@ export async function dropDatabases(tenants: TenantStore, prefix: string): Promi
 export interface PlatformOptions {
   /** Where both services write their JSON logs (default: nowhere). */
   logSink?: Writable;
+  /** Also serve the built console at /console/, as production does (needs `make console` first). */
+  console?: boolean;
 }
 
 export interface Platform {
@@ -37,6 +46,8 @@ export interface Platform {
   authUrl: string;
   /** The data service's configuration, to start more processes of the same deployment. */
   dataConfig: DataConfig;
+  /** The data service itself, for tests that look at its stores directly. */
+  data: DataService;
   close(): Promise<void>;
 }
 
@@ -59,17 +70,19 @@ export async function startPlatform(
   env: Record<string, string> = {},
   options: PlatformOptions = {},
 ): Promise<Platform> {
-  const { mongoUrl, redisUrl } = await testStores();
+  const { mongoUrl, redisEnv } = await testStores();
   const prefix = isolationPrefix();
   const adminToken = `admin-${prefix}`;
   const common = {
-    REDIS_URL: redisUrl,
+    ...redisEnv,
     REDIS_PREFIX: `tessera-test:${prefix}`,
     ADMIN_TOKEN: adminToken,
     SERVICE_TOKEN: `service-${prefix}`,
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? (options.logSink ? "info" : "silent"),
     // Fast password hashing in tests; the benchmark measures the production setting.
     ARGON2_MEMORY_KIB: "1024",
+    // The gateway reaches the services from 127.0.0.1 (test clients use other loopback addresses).
+    TRUSTED_PROXIES: "127.0.0.1",
     ...env,
   };
   const dataConfig = parseConfig(dataConfigSchema, {
@@ -93,7 +106,22 @@ export async function startPlatform(
   const authServer = http.createServer(auth.app.callback());
   const authUrl = await listen(authServer);
 
-  const gateway = createGateway({ upstreams: { auth: authUrl, data: dataUrl }, ready: async () => true });
+  let consoleServer: Server | undefined;
+  let consoleUrl: string | undefined;
+  if (options.console) {
+    const consoleConfig = parseConfig(consoleConfigSchema, { LOG_LEVEL: common.LOG_LEVEL });
+    const consoleService = await createConsoleService(
+      consoleConfig,
+      createLogger("console", consoleConfig.LOG_LEVEL, options.logSink),
+    );
+    consoleServer = http.createServer(consoleService.app.callback());
+    consoleUrl = await listen(consoleServer);
+  }
+
+  const gateway = createGateway({
+    upstreams: { auth: authUrl, data: dataUrl, console: consoleUrl },
+    ready: async () => true,
+  });
   const baseUrl = await listen(gateway);
 
   return {
@@ -103,8 +131,11 @@ export async function startPlatform(
     dataUrl,
     authUrl,
     dataConfig,
+    data,
     async close() {
-      await Promise.all([closeServer(gateway), closeServer(authServer), closeServer(dataServer)]);
+      await Promise.all(
+        [gateway, authServer, dataServer, consoleServer].flatMap((s) => (s ? [closeServer(s)] : [])),
+      );
       await auth.close();
       await dropDatabases(data.deps.tenants, prefix);
       await data.close();

@@ -1,14 +1,16 @@
 /** Composition root of the auth service: Redis, the data-service client, every dependency wired explicitly. */
-import { Redis } from "ioredis";
 import type { AuthConfig } from "../../../shared/config.ts";
 import { createMetrics } from "../../../shared/http/metrics.ts";
 import type { Lifecycle } from "../../../shared/http/serve.ts";
 import { KeyStore } from "../../../shared/keys/key-store.ts";
 import type { Logger } from "../../../shared/logger.ts";
+import { createRedisClient } from "../../../shared/redis/clients.ts";
 import { reportRedisErrors } from "../../../shared/store-errors.ts";
 import { type AuthDeps, buildAuthApp } from "./app.ts";
+import { adminDirectoryOf, auditReporterOf } from "./clients/account-administration.ts";
 import { createDataServiceClient } from "./clients/data-service-client.ts";
-import { LoginThrottle } from "./store/login-throttle.ts";
+import { createIdentityFieldsCache } from "./clients/identity-fields-cache.ts";
+import { AttemptThrottle } from "./store/attempt-throttle.ts";
 
 export interface AuthService {
   app: ReturnType<typeof buildAuthApp>;
@@ -18,13 +20,27 @@ export interface AuthService {
 }
 
 export async function createAuthService(config: AuthConfig, logger: Logger): Promise<AuthService> {
-  const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2 });
+  const redis = createRedisClient(config);
   const metrics = createMetrics("auth");
   const storeErrors = metrics.counter("tessera_store_errors_total", "Store connection errors by store", [
     "store",
   ]);
   reportRedisErrors(redis, logger, "redis", () => storeErrors.inc({ store: "redis" }));
   const lifecycle: Lifecycle = { shuttingDown: false };
+  const keys = new KeyStore(redis, config.REDIS_PREFIX, config.KEY_RETENTION_SECONDS, {
+    legacyNames: config.REDIS_MODE !== "cluster",
+  });
+  if (config.REDIS_MODE !== "cluster") {
+    const renamed = await keys.renameLegacyKeys();
+    if (renamed > 0) logger.info({ renamed }, "key records renamed to the hash-tagged layout");
+  }
+  const data = createDataServiceClient(config.DATA_SERVICE_URL, config.SERVICE_TOKEN[0]!);
+  const throttleSettings = {
+    failuresBeforeLockout: config.LOGIN_FAILURES_BEFORE_LOCKOUT,
+    baseSeconds: config.LOGIN_LOCKOUT_BASE_SECONDS,
+    maxSeconds: config.LOGIN_LOCKOUT_MAX_SECONDS,
+    perAddressPerHour: config.LOGIN_FAILURES_PER_ADDRESS_PER_HOUR,
+  };
   const deps: AuthDeps = {
     logger,
     metrics,
@@ -34,15 +50,17 @@ export async function createAuthService(config: AuthConfig, logger: Logger): Pro
         await redis.ping();
       },
     },
-    keys: new KeyStore(redis, config.REDIS_PREFIX, config.KEY_RETENTION_SECONDS),
-    data: createDataServiceClient(config.DATA_SERVICE_URL, config.SERVICE_TOKEN[0]!),
-    throttle: new LoginThrottle(redis, config.REDIS_PREFIX, {
-      failuresBeforeLockout: config.LOGIN_FAILURES_BEFORE_LOCKOUT,
-      baseSeconds: config.LOGIN_LOCKOUT_BASE_SECONDS,
-      maxSeconds: config.LOGIN_LOCKOUT_MAX_SECONDS,
-      perAddressPerHour: config.LOGIN_FAILURES_PER_ADDRESS_PER_HOUR,
-    }),
+    keys,
+    data,
+    identityFields: createIdentityFieldsCache(data),
+    throttle: new AttemptThrottle(redis, `${config.REDIS_PREFIX}throttle:login:`, throttleSettings),
+    adminThrottle: new AttemptThrottle(redis, `${config.REDIS_PREFIX}throttle:adminlogin:`, throttleSettings),
+    directory: adminDirectoryOf(data),
+    audit: auditReporterOf(data),
     adminTokens: config.ADMIN_TOKEN,
+    schemes: config.AUTH_SCHEMES,
+    adminKeyLifetimeSeconds: config.ADMIN_KEY_LIFETIME_SECONDS,
+    trustedProxies: config.TRUSTED_PROXIES,
     maxBodyBytes: 64 * 1024,
     now: Date.now,
   };

@@ -1,43 +1,52 @@
 /** Builds the data service's Koa app from explicit dependencies (does not listen). */
 import Router from "@koa/router";
 import Koa from "koa";
+import type { AdminDirectory } from "../../../shared/admin-access/caller.ts";
 import { ApiError } from "../../../shared/errors.ts";
 import { errorMiddleware } from "../../../shared/http/error-middleware.ts";
+import { forwardedRequest, type TrustedProxies } from "../../../shared/http/forwarding.ts";
 import type { Metrics } from "../../../shared/http/metrics.ts";
 import { addOpsRoutes, type ReadinessCheck } from "../../../shared/http/ops-routes.ts";
 import { requestContext } from "../../../shared/http/request-context.ts";
 import type { Lifecycle } from "../../../shared/http/serve.ts";
+import type { KeyStore } from "../../../shared/keys/key-store.ts";
 import type { KeyValidator } from "../../../shared/keys/key-validation.ts";
 import type { Logger } from "../../../shared/logger.ts";
-import type { PasswordHasher } from "./auth/passwords.ts";
-import type { ProviderRegistry } from "./auth/provider-registry.ts";
-import type { FilterChecker, ProjectModel } from "./domain/project-model.ts";
+import { translateRedisError } from "../../../shared/redis-errors.ts";
 import type { PlanExtension } from "./domain/writer.ts";
+import type { AdminRouteDeps } from "./http/admin/deps.ts";
 import { adminRouter } from "./http/admin-routes.ts";
 import { internalRouter } from "./http/internal-routes.ts";
 import { restRouter } from "./http/rest-routes.ts";
-import type { MetaStore } from "./store/meta-store.ts";
-import type { ProjectCache } from "./store/project-cache.ts";
-import type { TenantStore } from "./store/tenant-store.ts";
+import type { ProviderRegistry } from "./providers/provider-registry.ts";
+import type { ScriptRunner } from "./scripts/script-runner.ts";
+import { translateMongoError } from "./store/mongo-errors.ts";
+import type { WriteLoop } from "./store/tenant-rows.ts";
 
-export interface DataDeps {
+/** Everything the app is built from: the admin routes' dependencies, and the rest. */
+export interface DataDeps extends AdminRouteDeps {
   logger: Logger;
   metrics: Metrics;
   lifecycle: Lifecycle;
   readiness: Record<string, ReadinessCheck>;
   keys: KeyValidator;
-  meta: MetaStore;
-  tenants: TenantStore;
-  projects: ProjectCache;
+  /** Key records, for the admin gate's look-up of administrators' keys. */
+  keyStore: KeyStore;
+  /** The `Authorization` scheme words the key validator accepts. */
+  authSchemes: string[];
+  /** The administrators as the admin gate sees them. */
+  directory: AdminDirectory;
+  /** Commits planned writes (locks, write intents, undo; see store/write-loop.ts). */
+  writeLoop: WriteLoop;
   providers: ProviderRegistry;
-  hasher: PasswordHasher;
-  checkFilter: FilterChecker;
-  checkModel?: (model: ProjectModel) => { path: string; message: string }[];
   planExtension?: PlanExtension;
+  /** JavaScript resources and request/response events of API versions. */
+  scripts: ScriptRunner;
   adminTokens: string[];
   serviceTokens: string[];
-  publicBaseUrl: string | undefined;
+  trustedProxies: TrustedProxies;
   maxBodyBytes: number;
+  now: () => number;
 }
 
 /** Counts key validations by outcome (valid, or the error code that refused the key). */
@@ -62,10 +71,10 @@ function countedKeys(keys: KeyValidator, metrics: Metrics): KeyValidator {
 export function buildDataApp(deps: DataDeps): Koa {
   const keys = countedKeys(deps.keys, deps.metrics);
   const app = new Koa();
-  app.proxy = true;
+  app.use(forwardedRequest(deps.trustedProxies));
   app.use(requestContext(deps.logger));
   app.use(deps.metrics.middleware);
-  app.use(errorMiddleware());
+  app.use(errorMiddleware([translateMongoError, translateRedisError]));
 
   const ops = new Router();
   addOpsRoutes(ops, deps.metrics, deps.readiness, () => deps.lifecycle.shuttingDown);
@@ -76,26 +85,19 @@ export function buildDataApp(deps: DataDeps): Koa {
       projects: deps.projects,
       publicBaseUrl: deps.publicBaseUrl,
       tenants: deps.tenants,
+      writeLoop: deps.writeLoop,
       logger: deps.logger,
       maxBodyBytes: deps.maxBodyBytes,
       planExtension: deps.planExtension,
+      scripts: deps.scripts,
+      authSchemes: deps.authSchemes,
     }),
     adminRouter({
-      adminTokens: deps.adminTokens,
-      meta: deps.meta,
-      tenants: deps.tenants,
-      projects: deps.projects,
-      hasher: deps.hasher,
-      checkFilter: deps.checkFilter,
-      checkModel: deps.checkModel,
-      maxBodyBytes: deps.maxBodyBytes,
+      ...deps,
+      keys: deps.keyStore,
+      schemes: deps.authSchemes,
     }),
-    internalRouter({
-      serviceTokens: deps.serviceTokens,
-      projects: deps.projects,
-      providers: deps.providers,
-      maxBodyBytes: deps.maxBodyBytes,
-    }),
+    internalRouter(deps),
   ];
   for (const router of routers) app.use(router.routes()).use(router.allowedMethods());
   return app;

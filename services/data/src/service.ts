@@ -3,31 +3,52 @@
  * configuration and wires every dependency explicitly. Used by main.ts and by
  * the integration tests (which listen on an ephemeral port).
  */
-import { Redis } from "ioredis";
 import mongoose, { type Connection } from "mongoose";
+import { Gauge } from "prom-client";
 import type { DataConfig } from "../../../shared/config.ts";
-import { createMetrics } from "../../../shared/http/metrics.ts";
+import { createMetrics, type Metrics } from "../../../shared/http/metrics.ts";
 import type { Lifecycle } from "../../../shared/http/serve.ts";
 import { KeyStore } from "../../../shared/keys/key-store.ts";
 import { createKeyValidator } from "../../../shared/keys/key-validation.ts";
 import type { Logger } from "../../../shared/logger.ts";
+import { createRedisClient, type RedisClient } from "../../../shared/redis/clients.ts";
+import { projectChangedChannel } from "../../../shared/redis/key-layout.ts";
 import { reportRedisErrors } from "../../../shared/store-errors.ts";
 import { buildDataApp, type DataDeps } from "./app.ts";
-import { createCustomProviderFactory } from "./auth/custom-provider-factory.ts";
-import { createPasswordHasher } from "./auth/passwords.ts";
-import { createProviderRegistry } from "./auth/provider-registry.ts";
+import { createPasswordHasher } from "./credentials/passwords.ts";
+import { createAdminDirectory } from "./domain/account-admins.ts";
+import { createAuditTrail } from "./domain/audit-trail.ts";
 import { checkFilterText } from "./domain/filter-check.ts";
 import { parseProjectDefinition } from "./domain/project-definition.ts";
 import { compileProject } from "./domain/project-model.ts";
-import { createLogic } from "./logic/index.ts";
-import { MetaStore, type StoredProject } from "./store/meta-store.ts";
+import { createCustomProviderFactory } from "./providers/custom-provider-factory.ts";
+import { createProviderRegistry } from "./providers/provider-registry.ts";
+import { createLogic } from "./rules/index.ts";
+import { createScriptRunner } from "./scripts/script-runner.ts";
+import { AdminStore } from "./store/admin-store.ts";
+import { AuditStore } from "./store/audit-store.ts";
+import { undoWrites } from "./store/guarded-writes.ts";
+import { IntentRecoverer } from "./store/intent-recoverer.ts";
+import { Leases } from "./store/leases.ts";
+import { MetaStore, type ProjectWithStorage } from "./store/meta-store.ts";
 import { ProjectCache } from "./store/project-cache.ts";
+import { retryPolicy } from "./store/retry-policy.ts";
+import { RevisionStore } from "./store/revision-store.ts";
+import { RowLocks } from "./store/row-locks.ts";
+import { RowQueue } from "./store/row-queue.ts";
+import { StorageNames } from "./store/storage-names.ts";
+import { DeletedStorageSweeper } from "./store/storage-sweeper.ts";
+import type { WriteLoop } from "./store/tenant-rows.ts";
 import { TenantStore } from "./store/tenant-store.ts";
+import { WriteIntents } from "./store/write-intents.ts";
+import { createWriteLoop } from "./store/write-loop.ts";
 
 export interface DataService {
   app: ReturnType<typeof buildDataApp>;
   deps: DataDeps;
   lifecycle: Lifecycle;
+  /** Drops what writes in flight recreated under the names of deleted accounts and projects. */
+  sweeper: DeletedStorageSweeper;
   close(): Promise<void>;
 }
 
@@ -53,10 +74,8 @@ async function connectMongo(config: DataConfig, logger: Logger): Promise<Connect
 }
 
 export async function createDataService(config: DataConfig, logger: Logger): Promise<DataService> {
-  const redisOptions = { lazyConnect: false, maxRetriesPerRequest: 2, enableOfflineQueue: true };
-  const redis = new Redis(config.REDIS_URL, redisOptions);
-  // A subscribed connection may not run INFO, which the ready check sends on reconnect.
-  const subscriber = new Redis(config.REDIS_URL, { ...redisOptions, enableReadyCheck: false });
+  const redis = createRedisClient(config, "command");
+  const subscriber = createRedisClient(config, "subscriber");
   const metrics = createMetrics("data");
   const storeErrors = metrics.counter("tessera_store_errors_total", "Store connection errors by store", [
     "store",
@@ -69,21 +88,21 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
   }
   const connection = await connectMongo(config, logger);
   connection.getClient().on("serverHeartbeatFailed", () => storeErrors.inc({ store: "mongodb" }));
-  const meta = new MetaStore(connection, config.QUERY_TIMEOUT_MS);
+  const meta = new MetaStore(connection, config.QUERY_TIMEOUT_MS, new StorageNames(config.TENANT_DB_PREFIX));
+  const admins = new AdminStore(connection, config.QUERY_TIMEOUT_MS);
+  const audit = new AuditStore(connection, config.QUERY_TIMEOUT_MS);
   const tenants = new TenantStore(
     connection.getClient(),
-    config.TENANT_DB_PREFIX,
     config.QUERY_TIMEOUT_MS,
     redis,
     config.REDIS_PREFIX,
   );
-  const compile = (stored: StoredProject) => {
+  const { writeLoop, recoverer } = createWritePath(config, tenants, redis, metrics, logger);
+  const compile = (stored: ProjectWithStorage) => {
     const parsed = parseProjectDefinition(stored.definition);
     if (!parsed.ok) throw new Error(`stored definition of ${stored.account}/${stored.name} no longer parses`);
-    const compiled = compileProject(
-      { account: stored.account, name: stored.name, uid: stored.uid, revision: stored.revision },
-      parsed.definition,
-    );
+    const { account, name, uid, revision, storage } = stored;
+    const compiled = compileProject({ account, name, uid, revision, storage }, parsed.definition);
     if (!compiled.ok)
       throw new Error(`stored definition of ${stored.account}/${stored.name} no longer compiles`);
     return compiled.model;
@@ -92,25 +111,49 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
     meta,
     subscriber,
     publisher: redis,
-    channel: `${config.REDIS_PREFIX}project-changed`,
+    channel: projectChangedChannel(config.REDIS_PREFIX),
     compile,
     logger,
   });
   await projects.start();
+  const sweeper = new DeletedStorageSweeper({ meta, tenants, logger });
+  sweeper.start();
+  recoverer.start();
   const hasher = createPasswordHasher(config.ARGON2_MEMORY_KIB);
   const lifecycle: Lifecycle = { shuttingDown: false };
+  // Validation only: the auth service mints keys, so records are never kept past expiry from here.
+  const keyStore = new KeyStore(redis, config.REDIS_PREFIX, 0, {
+    legacyNames: config.REDIS_MODE !== "cluster",
+  });
   const sandboxCalls = metrics.counter(
     "tessera_sandbox_calls_total",
     "Sandbox calls by outcome (ok, timeout, …)",
     ["outcome"],
   );
-  // One sandbox pool per process, for custom providers and reactive logic rules alike.
+  const sandboxRestarts = metrics.counter(
+    "tessera_sandbox_process_restarts_total",
+    "Sandbox host processes replaced, by reason (catastrophic, crashed, unresponsive)",
+    ["reason"],
+  );
+  for (const reason of ["catastrophic", "crashed", "unresponsive"]) sandboxRestarts.inc({ reason }, 0);
+  // One sandbox pool per process, for custom providers, reactive logic rules and API versions' JavaScript alike.
   const custom = createCustomProviderFactory({
     config,
     logger,
     onSandboxCall: (outcome) => sandboxCalls.inc({ outcome }),
+    onSandboxProcessRestart: (reason) => sandboxRestarts.inc({ reason }),
   });
   const logic = createLogic({ pool: custom.pool });
+  const scripts = createScriptRunner({
+    pool: custom.pool,
+    tenants,
+    readsPerCall: config.SANDBOX_READS_PER_CALL,
+    logger,
+  });
+  // Not ready before the sandbox is: the first logins after a start need not wait for a process.
+  await custom.ready();
+  // A change holds its lease for a few queries; a lease outlives any such sequence.
+  const leaseMs = Math.max(10_000, 4 * config.QUERY_TIMEOUT_MS);
   const deps: DataDeps = {
     logger,
     metrics,
@@ -121,28 +164,101 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
       },
       mongodb: () => tenants.ping(),
     },
-    keys: createKeyValidator(new KeyStore(redis, config.REDIS_PREFIX, 0), config.AUTH_SCHEMES),
+    keys: createKeyValidator(keyStore, config.AUTH_SCHEMES),
+    keyStore,
+    authSchemes: config.AUTH_SCHEMES,
     meta,
+    admins,
+    directory: createAdminDirectory(meta, admins),
+    revisions: new RevisionStore(connection, config.QUERY_TIMEOUT_MS),
+    audit,
+    auditTrail: createAuditTrail(meta, audit),
+    leases: new Leases(redis, config.REDIS_PREFIX, { holdMs: leaseMs, waitMs: leaseMs }),
     tenants,
+    writeLoop,
     projects,
     providers: createProviderRegistry({ meta, hasher, custom: custom.providerFor }),
     hasher,
     checkFilter: checkFilterText,
     checkModel: logic.checkModel,
     planExtension: logic.planExtension,
+    scripts,
     adminTokens: config.ADMIN_TOKEN,
     serviceTokens: config.SERVICE_TOKEN,
     publicBaseUrl: config.PUBLIC_BASE_URL,
+    trustedProxies: config.TRUSTED_PROXIES,
     maxBodyBytes: config.MAX_BODY_BYTES,
+    now: Date.now,
   };
   return {
     app: buildDataApp(deps),
     deps,
     lifecycle,
+    sweeper,
     async close() {
       projects.stop();
+      await sweeper.stop();
+      await recoverer.stop();
       await custom.close();
       await Promise.allSettled([redis.quit(), subscriber.quit(), connection.close()]);
     },
   };
+}
+
+/**
+ * The write path: the row locks (in-process queue in front of Redis row locks
+ * and write intents), the write loop, and the recoverer that completes write
+ * intents left behind by failed requests or dead processes.
+ */
+function createWritePath(
+  config: DataConfig,
+  tenants: TenantStore,
+  redis: RedisClient,
+  metrics: Metrics,
+  logger: Logger,
+): { writeLoop: WriteLoop; recoverer: IntentRecoverer } {
+  const policy = retryPolicy({
+    lockWaitMs: config.QUERY_TIMEOUT_MS,
+    undoWindowMs: config.WRITE_UNDO_WINDOW_MS,
+    leaseMs: config.WRITE_LEASE_MS,
+  });
+  const intents = new WriteIntents(redis, config.REDIS_PREFIX);
+  const left = metrics.counter(
+    "tessera_write_intents_left_total",
+    "Write requests that could not complete or undo their writes; their intent was left for recovery",
+    [],
+  );
+  const recovered = metrics.counter(
+    "tessera_write_intents_recovered_total",
+    "Abandoned write intents completed (undone) by recovery",
+    [],
+  );
+  new Gauge({
+    name: "tessera_write_intents_pending",
+    help: "Write intents whose lease ran out, waiting for recovery (their rows stay locked)",
+    registers: [metrics.registry],
+    async collect() {
+      try {
+        this.set((await intents.count()).expired);
+      } catch {
+        // Redis unreachable: keep the last value rather than fail the scrape.
+      }
+    },
+  });
+  const locks = new RowLocks({
+    queue: new RowQueue(),
+    intents,
+    policy,
+    logger,
+    onLeft: () => left.inc(),
+  });
+  const recoverer = new IntentRecoverer({
+    intents,
+    undo: (account, writes, mayWrite) => undoWrites(tenants, account, writes, mayWrite),
+    leaseMs: policy.leaseMs,
+    intervalMs: config.WRITE_RECOVERY_INTERVAL_MS,
+    logger,
+    onRecovered: () => recovered.inc(),
+  });
+  return { writeLoop: createWriteLoop({ store: tenants, locks, policy, logger }), recoverer };
 }

@@ -18,6 +18,21 @@ export const ACCOUNT = "bench";
 export const PROJECT = "shop";
 export const USERNAME = "alice";
 export const PASSWORD = "bench-password-1";
+/**
+ * Users the login scenarios rotate over (the first is USERNAME), more than their
+ * connections: parallel logins of one user beyond LOGIN_FAILURES_BEFORE_LOCKOUT
+ * are refused while their verdicts are pending (the lock-out counts them), so a
+ * single user would measure the throttle, not a login.
+ */
+export const LOGIN_USERS = Array.from({ length: 20 }, (_, i) => (i === 0 ? USERNAME : `${USERNAME}${i}`));
+
+/** A `next` for load targets: each request logs in as the next of LOGIN_USERS. */
+export function rotatingLogins(): () => { body: string } {
+  let n = 0;
+  return () => ({
+    body: JSON.stringify({ username: LOGIN_USERS[n++ % LOGIN_USERS.length], password: PASSWORD }),
+  });
+}
 export const CUSTOMERS = 200;
 export const ITEMS = 10_000;
 export const REGIONS = ["north", "south", "east", "west"] as const;
@@ -87,11 +102,13 @@ export async function loadFixtures(stack: Stack, log: (line: string) => void): P
   const admin = adminClient(stack.baseUrl, stack.adminToken);
   expectStatus(await admin.putAccount(ACCOUNT), 201, "PUT account");
   expectStatus(await admin.putProject(ACCOUNT, PROJECT, shopProject()), 201, "PUT project");
-  expectStatus(
-    await admin.putUser(ACCOUNT, PROJECT, USERNAME, { password: PASSWORD, roles: ["Full access"] }),
-    201,
-    "PUT user",
-  );
+  for (const username of LOGIN_USERS) {
+    expectStatus(
+      await admin.putUser(ACCOUNT, PROJECT, username, { password: PASSWORD, roles: ["Full access"] }),
+      201,
+      `PUT user ${username}`,
+    );
+  }
   const client = projectClient(stack.baseUrl, ACCOUNT, PROJECT);
   const login = await client.login({ username: USERNAME, password: PASSWORD });
   expectStatus(login, 200, "login");

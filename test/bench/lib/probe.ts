@@ -13,7 +13,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { Redis } from "ioredis";
 import mongoose from "mongoose";
-import { createDataService } from "../../../services/data/src/service.ts";
+import { createDataService, type DataService } from "../../../services/data/src/service.ts";
 import { dataConfigSchema, parseConfig } from "../../../shared/config.ts";
 import { createLogger } from "../../../shared/logger.ts";
 import type { Stack } from "./stack.ts";
@@ -56,10 +56,36 @@ interface SendCommandOwner {
 
 const EJSON = mongoose.mongo.BSON.EJSON;
 
-export async function probeRoundTrips(stack: Stack, req: ProbeRequests, calls = 50): Promise<ProbeResult> {
+/** A data service of the bench process whose store commands are counted while `trace` runs. */
+export interface TracedService {
+  /** Sends a request to the service; throws unless it answers `status`. */
+  request(
+    method: string,
+    path: string,
+    authorization: string,
+    body?: unknown,
+    status?: number,
+  ): Promise<void>;
+  /** Runs `fn` `calls` times and counts the store commands it caused. */
+  trace(fn: (call: number) => Promise<void>, calls: number): Promise<Trace>;
+  /** The last `find` traced, as EJSON (canonical). */
+  lastFind(): string;
+  /** Key validation alone (the service's own validator). */
+  validate: DataService["deps"]["keys"]["validate"];
+  close(): Promise<void>;
+}
+
+export async function startTracedService(stack: Stack): Promise<TracedService> {
   const url = new URL(stack.mongoUrl);
   url.searchParams.set("monitorCommands", "true");
-  const config = parseConfig(dataConfigSchema, { ...stack.dataEnv, MONGO_URL: url.toString(), PORT: "0" });
+  // Every Redis command of the process is counted: keep the write-intent recoverer's periodic run
+  // (its start-up run happens before tracing) out of the traces.
+  const config = parseConfig(dataConfigSchema, {
+    ...stack.dataEnv,
+    MONGO_URL: url.toString(),
+    PORT: "0",
+    WRITE_RECOVERY_INTERVAL_MS: "3600000",
+  });
   const service = await createDataService(config, createLogger("bench-probe", "silent"));
   const client = service.deps.tenants.db("_").client;
 
@@ -79,74 +105,87 @@ export async function probeRoundTrips(stack: Stack, req: ProbeRequests, calls = 
   const server = http.createServer(service.app.callback());
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const get = async (path: string) => {
-    const r = await fetch(`${base}${path}`, { headers: { authorization: req.authorization } });
-    const body = await r.text();
-    if (r.status !== 200) throw new Error(`probe GET ${path}: ${r.status} ${body}`);
+  const count = (names: string[]) =>
+    names.reduce<Record<string, number>>((acc, n) => {
+      acc[n] = (acc[n] ?? 0) + 1;
+      return acc;
+    }, {});
+  return {
+    validate: (carrier, scope) => service.deps.keys.validate(carrier, scope),
+    async request(method, path, authorization, body, status = 200) {
+      const r = await fetch(`${base}${path}`, {
+        method,
+        headers: { authorization, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      const text = await r.text();
+      if (r.status !== status) throw new Error(`probe ${method} ${path}: ${r.status} ${text}`);
+    },
+    async trace(fn, calls) {
+      redisSeen.length = 0;
+      mongoSeen.length = 0;
+      tracing = true;
+      try {
+        for (let i = 0; i < calls; i++) await fn(i);
+      } finally {
+        tracing = false;
+      }
+      return {
+        calls,
+        redis: count(redisSeen),
+        mongo: count(mongoSeen.map((m) => m.name)),
+        redisPerCall: redisSeen.length / calls,
+        mongoPerCall: mongoSeen.length / calls,
+      };
+    },
+    lastFind() {
+      const finds = mongoSeen.filter((m) => m.name === "find");
+      const event = finds[finds.length - 1]?.event;
+      if (!event) throw new Error("the probe saw no find command");
+      const c = event.command;
+      const captured: CapturedFind = {
+        db: event.databaseName,
+        collection: c.find,
+        filter: c.filter ?? {},
+        options: {
+          sort: c.sort,
+          skip: c.skip,
+          limit: c.limit,
+          projection: c.projection,
+          maxTimeMS: c.maxTimeMS,
+        },
+      };
+      return EJSON.stringify(captured, { relaxed: false });
+    },
+    async close() {
+      proto.sendCommand = original;
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      await service.close();
+    },
   };
+}
 
-  const trace = async (fn: () => Promise<void>): Promise<Trace> => {
-    redisSeen.length = 0;
-    mongoSeen.length = 0;
-    tracing = true;
-    try {
-      for (let i = 0; i < calls; i++) await fn();
-    } finally {
-      tracing = false;
-    }
-    const count = (names: string[]) =>
-      names.reduce<Record<string, number>>((acc, n) => {
-        acc[n] = (acc[n] ?? 0) + 1;
-        return acc;
-      }, {});
-    return {
-      calls,
-      redis: count(redisSeen),
-      mongo: count(mongoSeen.map((m) => m.name)),
-      redisPerCall: redisSeen.length / calls,
-      mongoPerCall: mongoSeen.length / calls,
-    };
-  };
-  const lastFind = (): string => {
-    const finds = mongoSeen.filter((m) => m.name === "find");
-    const event = finds[finds.length - 1]?.event;
-    if (!event) throw new Error("the probe saw no find command");
-    const c = event.command;
-    const captured: CapturedFind = {
-      db: event.databaseName,
-      collection: c.find,
-      filter: c.filter ?? {},
-      options: {
-        sort: c.sort,
-        skip: c.skip,
-        limit: c.limit,
-        projection: c.projection,
-        maxTimeMS: c.maxTimeMS,
-      },
-    };
-    return EJSON.stringify(captured, { relaxed: false });
-  };
-
+export async function probeRoundTrips(stack: Stack, req: ProbeRequests, calls = 50): Promise<ProbeResult> {
+  const probe = await startTracedService(stack);
+  const get = (path: string) => probe.request("GET", path, req.authorization);
   try {
     // Warm the project cache (its first load reads the metadata once) and the connections.
     await get(req.byKeyPath);
     await get(req.listPath);
     const carrier = { method: "GET", authorization: req.authorization, authParams: [] };
-    const validation = await trace(async () => {
-      await service.deps.keys.validate(carrier, req.scope);
-    });
-    const byKey = await trace(() => get(req.byKeyPath));
-    const keyQuery = lastFind();
-    const list = await trace(() => get(req.listPath));
-    const listQuery = lastFind();
+    const validation = await probe.trace(async () => {
+      await probe.validate(carrier, req.scope);
+    }, calls);
+    const byKey = await probe.trace(() => get(req.byKeyPath), calls);
+    const keyQuery = probe.lastFind();
+    const list = await probe.trace(() => get(req.listPath), calls);
+    const listQuery = probe.lastFind();
     return { validation, byKey, list, queries: { key: keyQuery, list: listQuery } };
   } finally {
-    proto.sendCommand = original;
-    await new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    });
-    await service.close();
+    await probe.close();
   }
 }
 

@@ -1,6 +1,6 @@
 /**
  * The platform under test, started the way `make run` starts it
- * (services/gateway/src/stack.ts): a FerretDB of its own in a temporary
+ * (services/dev-stack/src/stack.ts): a FerretDB of its own in a temporary
  * DATA_DIR (or MONGO_URL), the machine's Redis (or REDIS_URL) with a key
  * prefix of its own, the data and auth services as child processes running
  * their real main.ts, and the gateway in front. Everything it started or wrote
@@ -18,7 +18,7 @@ import {
   findOrStartRedis,
   freePort,
   type StartedStore,
-} from "../../../services/gateway/src/stores.ts";
+} from "../../../services/dev-stack/src/stores.ts";
 import { type NodeChild, startNode } from "./processes.ts";
 
 export const repoRoot = path.resolve(import.meta.dirname, "../../..");
@@ -90,6 +90,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       LOG_LEVEL: process.env.LOG_LEVEL ?? "warn",
       // The production default (OWASP minimum: 19 MiB, t=2, p=1), whatever the caller's environment says.
       ARGON2_MEMORY_KIB: "19456",
+      // As stack.ts: the gateway (127.0.0.1) is the one trusted proxy.
+      TRUSTED_PROXIES: "127.0.0.1",
     };
     const [authPort, dataPort, gatewayPort] = [await freePort(), await freePort(), await freePort()];
     const dataEnv: NodeJS.ProcessEnv = {

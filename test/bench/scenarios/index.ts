@@ -1,17 +1,26 @@
 /** Every scenario, in the order `make bench` runs them. Add new ones here. */
 import type { Scenario } from "../lib/types.ts";
 import { dataVsFloor } from "./data-vs-floor.ts";
+import { insertGrowth } from "./insert-growth.ts";
 import { keyValidation } from "./key-validation.ts";
-import { customProviderLogin, rulesCascade, sandboxOverhead } from "./logic.ts";
+import { customProviderLogin, rulesCascade, rulesGrandparent, sandboxOverhead } from "./logic.ts";
 import { login } from "./login.ts";
+import { nested } from "./nested.ts";
 import { paging } from "./paging.ts";
+import { responseFormats } from "./response-formats.ts";
+import { scripts } from "./scripts.ts";
 
 export const scenarios: Scenario[] = [
   keyValidation,
   dataVsFloor,
   login,
+  insertGrowth,
   paging,
+  nested,
   rulesCascade,
   sandboxOverhead,
+  rulesGrandparent,
   customProviderLogin,
+  responseFormats,
+  scripts,
 ];

@@ -4,14 +4,17 @@
  * itself as pending (with the reason) instead of measuring something else.
  *  - rules-cascade: POST of one line item whose rules cascade over three levels
  *    (line item formula → order sum → customer sum) vs the same POST into a
- *    table without rules (rules engine: services/data/src/logic).
+ *    table without rules (rules engine: services/data/src/rules).
  *  - sandbox-overhead: POST into a table with one formula rule (one sandbox call
  *    per row) vs the same table without rules.
+ *  - rules-grandparent: POST of a row whose formula reads its grand-parent
+ *    (`row.order.customer.name`) vs one whose formula reads its parent.
  *  - custom-provider-login: login through a custom JavaScript provider (sandbox:
  *    services/data/src/sandbox) vs the built-in provider.
  */
 import { adminClient, keyHeader, projectClient } from "../../support/http.ts";
-import { ACCOUNT, expectStatus, PASSWORD, USERNAME } from "../lib/fixtures.ts";
+import { ACCOUNT, expectStatus, LOGIN_USERS, PASSWORD, rotatingLogins, USERNAME } from "../lib/fixtures.ts";
+import { startTracedService, type Trace } from "../lib/probe.ts";
 import type { BenchContext, Scenario } from "../lib/types.ts";
 
 const CONNECTIONS = 10;
@@ -28,6 +31,12 @@ const itemColumns = {
   price: { type: "number", default: 0 },
   amount: { type: "number", default: 0 },
 };
+
+const itemOrder = (children: string) => ({
+  table: "lorder",
+  columns: { order_number: "order_number" },
+  children,
+});
 
 function logicProject() {
   return {
@@ -57,12 +66,30 @@ function logicProject() {
       cascadeplain: { key: ["id"], columns: itemColumns },
       sandboxplain: { key: ["id"], columns: itemColumns },
       formulaitem: { key: ["id"], columns: itemColumns },
+      parentitem: { key: ["id"], columns: itemColumns, parents: { order: itemOrder("parentitems") } },
+      grandparentitem: {
+        key: ["id"],
+        columns: itemColumns,
+        parents: { order: itemOrder("grandparentitems") },
+      },
     },
     rules: [
       { table: "lineitem", type: "formula", column: "amount", expression: "row.qty * row.price" },
       { table: "lorder", type: "sum", column: "amount_total", children: "lineitems", of: "amount" },
       { table: "lcustomer", type: "sum", column: "balance", children: "orders", of: "amount_total" },
       { table: "formulaitem", type: "formula", column: "amount", expression: "row.qty * row.price" },
+      {
+        table: "parentitem",
+        type: "formula",
+        column: "amount",
+        expression: "row.qty * row.price * (row.order.customer_name ? 1 : 0)",
+      },
+      {
+        table: "grandparentitem",
+        type: "formula",
+        column: "amount",
+        expression: "row.qty * row.price * (row.order.customer.name ? 1 : 0)",
+      },
     ],
     apiVersions: { v1: { resources: {} } },
     roles: { "Full access": { tables: { "*": { access: ["read", "insert", "update", "delete"] } } } },
@@ -121,16 +148,94 @@ function postRow(ctx: BenchContext, key: string, table: string) {
   };
 }
 
+/** MongoDB commands that read rows, and those that write them. */
+const READS = new Set(["find", "count", "aggregate", "distinct", "getMore"]);
+const WRITES = new Set(["insert", "update", "delete", "findAndModify"]);
+/** Rows a cascaded insert changes: the line item, its order and the order's customer. */
+const AFFECTED_ROWS = 3;
+const TRACED_CALLS = 30;
+
+/**
+ * The store commands of one POST, counted on the wire by the MongoDB driver's command monitoring in
+ * a traced data service of the bench process (lib/probe.ts), for a plain insert and a cascaded one.
+ */
+async function countStoreCommands(ctx: BenchContext, key: string): Promise<void> {
+  const probe = await startTracedService(ctx.stack);
+  const path = (table: string) => `/rest/${ACCOUNT}/${LOGIC_PROJECT}/v1/${table}?txsummary=false`;
+  const auth = keyHeader(key).authorization!;
+  const post = (table: string) => (call: number) =>
+    probe.request(
+      "POST",
+      path(table),
+      auth,
+      { id: `traced-${table}-${call}`, order_number: (call % ORDERS) + 1, qty: 2, price: 1.5 },
+      201,
+    );
+  const summary = (t: Trace) => {
+    const per = (names: Set<string>) =>
+      Object.entries(t.mongo)
+        .filter(([n]) => names.has(n))
+        .reduce((a, [, c]) => a + c, 0) / t.calls;
+    return {
+      reads: per(READS),
+      writes: per(WRITES),
+      detail: `${JSON.stringify(t.mongo)} in ${t.calls} POSTs`,
+    };
+  };
+  try {
+    await post("cascadeplain")(TRACED_CALLS);
+    await post("lineitem")(TRACED_CALLS);
+    const plain = summary(await probe.trace(post("cascadeplain"), TRACED_CALLS));
+    const cascade = summary(await probe.trace(post("lineitem"), TRACED_CALLS));
+    ctx.check(
+      `store commands per cascaded insert ≤ 1 read + 1 write per affected row (${AFFECTED_ROWS} rows)`,
+      cascade.reads <= AFFECTED_ROWS && cascade.writes <= AFFECTED_ROWS,
+      `cascade: ${cascade.reads} reads + ${cascade.writes} writes per POST (${cascade.detail}); ` +
+        `plain: ${plain.reads} reads + ${plain.writes} writes (${plain.detail})`,
+    );
+  } finally {
+    await probe.close();
+  }
+}
+
+/** POST to the floor server's write routes, rotating over the orders as postRow does. */
+function floorPost(base: string, route: "insert" | "cascade") {
+  return {
+    url: `${base}/floor/${route}`,
+    method: "POST" as const,
+    next: () => {
+      const n = ++written;
+      return { body: JSON.stringify({ id: `f${n}`, order_number: n % ORDERS }) };
+    },
+  };
+}
+
 export const rulesCascade: Scenario = {
   id: "rules-cascade",
   title: "POST with a three-level rule cascade vs no rules",
   describe:
     "POST one line item (formula amount = qty * price → order amount_total sum → customer balance sum) " +
-    "against the same POST into a table without rules.",
+    "against the same POST into a table without rules; the store floor of both (their MongoDB commands " +
+    "issued directly by the floor server); store commands per POST counted on the wire.",
   async run(ctx) {
     const logic = await logicProjectFor(ctx);
     if (logic.reason !== undefined) return ctx.pending(logic.reason);
+    await countStoreCommands(ctx, logic.key);
+    const floor = await ctx.floor();
     await ctx.measure([
+      {
+        name: "floor-plain",
+        what: "store floor: the plain POST's one insert, issued directly (floor server)",
+        target: floorPost(floor.url, "insert"),
+        connections: CONNECTIONS,
+      },
+      {
+        name: "floor-cascade",
+        what: "store floor: the cascaded POST's 2 finds, 1 insert and 2 guarded replaces, issued directly",
+        target: floorPost(floor.url, "cascade"),
+        connections: CONNECTIONS,
+        baseline: "floor-plain",
+      },
       {
         name: "plain",
         what: "POST one row into a table without rules",
@@ -174,6 +279,33 @@ export const sandboxOverhead: Scenario = {
   },
 };
 
+export const rulesGrandparent: Scenario = {
+  id: "rules-grandparent",
+  title: "A formula reading a grand-parent vs one reading a parent",
+  describe:
+    "POST one row whose formula reads row.order.customer.name (the order and its customer are read) " +
+    "against one whose formula reads row.order.customer_name (the order is read).",
+  async run(ctx) {
+    const logic = await logicProjectFor(ctx);
+    if (logic.reason !== undefined) return ctx.pending(logic.reason);
+    await ctx.measure([
+      {
+        name: "parent",
+        what: "POST one row, a formula reading its parent",
+        target: postRow(ctx, logic.key, "parentitem"),
+        connections: CONNECTIONS,
+      },
+      {
+        name: "grandparent",
+        what: "POST one row, a formula reading its grand-parent",
+        target: postRow(ctx, logic.key, "grandparentitem"),
+        connections: CONNECTIONS,
+        baseline: "parent",
+      },
+    ]);
+  },
+};
+
 const PROVIDER_CODE = `
 function benchProviderCreate() {
   return {
@@ -181,7 +313,7 @@ function benchProviderCreate() {
     configure: function () {},
     getLoginInfo: function () { return { fields: [{ name: "username" }, { name: "password" }] }; },
     authenticate: function (payload) {
-      if (payload.username === ${JSON.stringify(USERNAME)} && payload.password === ${JSON.stringify(PASSWORD)})
+      if (${JSON.stringify(LOGIN_USERS)}.includes(payload.username) && payload.password === ${JSON.stringify(PASSWORD)})
         return { roleNames: ["Full access"], userIdentifier: payload.username, keyLifetimeSeconds: 3600 };
       return { errorMessage: "Login failed" };
     }
@@ -192,8 +324,8 @@ export const customProviderLogin: Scenario = {
   id: "custom-provider-login",
   title: "Login through a custom provider vs the built-in one",
   describe:
-    "POST @authentication through the gateway to a project whose custom JavaScript provider accepts a fixed " +
-    "user (sandbox), against the built-in provider (argon2id).",
+    "POST @authentication through the gateway to a project whose custom JavaScript provider accepts fixed " +
+    "users (sandbox; rotating over 20), against the built-in provider (argon2id).",
   async run(ctx) {
     const { stack, fixtures } = ctx;
     const admin = adminClient(stack.baseUrl, stack.adminToken);
@@ -213,18 +345,25 @@ export const customProviderLogin: Scenario = {
       return ctx.pending(
         `custom provider login answers ${attempt.status}: ${attempt.body?.errorMessage ?? JSON.stringify(attempt.body)}`,
       );
-    const body = JSON.stringify({ username: USERNAME, password: PASSWORD });
     await ctx.measure([
       {
         name: "builtin",
         what: "login, built-in provider (argon2id)",
-        target: { url: `${stack.baseUrl}${fixtures.root}/@authentication`, method: "POST", body },
+        target: {
+          url: `${stack.baseUrl}${fixtures.root}/@authentication`,
+          method: "POST",
+          next: rotatingLogins(),
+        },
         connections: CONNECTIONS,
       },
       {
         name: "custom",
         what: "login, custom JavaScript provider in the sandbox",
-        target: { url: `${stack.baseUrl}${custom.root}/@authentication`, method: "POST", body },
+        target: {
+          url: `${stack.baseUrl}${custom.root}/@authentication`,
+          method: "POST",
+          next: rotatingLogins(),
+        },
         connections: CONNECTIONS,
         baseline: "builtin",
       },

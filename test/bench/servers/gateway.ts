@@ -1,5 +1,5 @@
 /**
- * The local gateway of `make run` (services/gateway/src/gateway.ts) in a
+ * The local gateway of `make run` (services/dev-stack/src/gateway.ts) in a
  * process of its own, so that it does not share the bench's event loop.
  * Env: PORT, AUTH_URL, DATA_URL.
  *
@@ -10,7 +10,7 @@
  * check. GET /__bench/stats answers {"uncaught": n, "messages": [...]}.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { createGateway } from "../../../services/gateway/src/gateway.ts";
+import { createGateway } from "../../../services/dev-stack/src/gateway.ts";
 import { readyz } from "../lib/processes.ts";
 
 const uncaught = new Map<string, number>();

@@ -1,14 +1,16 @@
 /**
- * @authentication (spec §3, §4.5, §7; DESIGN.md §4.1–4.3) through the gateway on
+ * @authentication (docs/authentication.md) through the gateway on
  * real Redis. Test names follow the contract's rows.
  */
 import { expect } from "chai";
-import { Redis } from "ioredis";
 import { hashKey } from "../../../shared/keys/key-format.ts";
+import type { RedisClient } from "../../../shared/redis/clients.ts";
+import { keyRecordKey } from "../../../shared/redis/key-layout.ts";
 import { demoProject } from "../../fixtures/demo-project.ts";
 import { adminClient, call, keyHeader, projectClient } from "../../support/http.ts";
 import { type Platform, startPlatform } from "../../support/platform.ts";
-import { testStores } from "../../support/stores.ts";
+import { redisDump } from "../../support/redis-dump.ts";
+import { testRedisClient } from "../../support/stores.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -16,7 +18,7 @@ describe("@authentication", () => {
   let platform: Platform;
   let admin: ReturnType<typeof adminClient>;
   let demo: ReturnType<typeof projectClient>;
-  let redis: Redis;
+  let redis: RedisClient;
 
   const login = async (username = "alice", password = "alice-password") => {
     const r = await demo.login({ username, password });
@@ -26,7 +28,7 @@ describe("@authentication", () => {
 
   before(async () => {
     platform = await startPlatform();
-    redis = new Redis((await testStores()).redisUrl);
+    redis = await testRedisClient();
     admin = adminClient(platform.baseUrl, platform.adminToken);
     await admin.putAccount("acme");
     await admin.putAccount("globex");
@@ -295,20 +297,10 @@ describe("@authentication", () => {
   describe("key records in Redis", () => {
     it("stores only a hash of the key, with a TTL of lifetime + retention", async () => {
       const k = (await login()).apikey;
-      const names = await redis.keys(`tessera-test:${platform.prefix}*`);
-      const dump = await Promise.all(
-        names.map(async (n) => {
-          const type = await redis.type(n);
-          return type === "hash"
-            ? JSON.stringify(await redis.hgetall(n))
-            : type === "string"
-              ? await redis.get(n)
-              : "";
-        }),
-      );
+      const { names, values } = await redisDump(redis, `tessera-test:${platform.prefix}`);
       expect(names.join(" ")).to.not.contain(k);
-      expect(dump.join(" ")).to.not.contain(k);
-      const recordKey = `tessera-test:${platform.prefix}key:${hashKey(k)}`;
+      expect(values.join(" ")).to.not.contain(k);
+      const recordKey = keyRecordKey(`tessera-test:${platform.prefix}`, hashKey(k));
       const ttl = await redis.pttl(recordKey);
       // 600 s lifetime + 7 days retention.
       expect(ttl).to.be.within(600_000 + 7 * 86_400_000 - 10_000, 600_000 + 7 * 86_400_000);

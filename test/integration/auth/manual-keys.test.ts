@@ -1,4 +1,4 @@
-/** Manual keys through the admin API (issue 3 §5, DESIGN.md §5). */
+/** Manual keys through the admin API (docs/admin-api.md). */
 import { expect } from "chai";
 import { demoProject } from "../../fixtures/demo-project.ts";
 import { adminClient, projectClient } from "../../support/http.ts";

@@ -1,6 +1,6 @@
 /**
  * Key revocations wait for a replica's acknowledgement when the Redis primary
- * has replicas (issue 3 §7): a real primary and a real replica on loopback.
+ * has replicas (docs/authentication.md "Durability"): a real primary and a real replica on loopback.
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -8,9 +8,10 @@ import os from "node:os";
 import path from "node:path";
 import { expect } from "chai";
 import { Redis } from "ioredis";
-import { freePort, type StartedStore, startRedisServer } from "../../../services/gateway/src/stores.ts";
+import { freePort, type StartedStore, startRedisServer } from "../../../services/dev-stack/src/stores.ts";
 import { hashKey } from "../../../shared/keys/key-format.ts";
 import { KeyStore } from "../../../shared/keys/key-store.ts";
+import { keyRecordKey } from "../../../shared/redis/key-layout.ts";
 
 describe("revocation durability with a Redis replica", () => {
   let primary: StartedStore;
@@ -85,9 +86,9 @@ describe("revocation durability with a Redis replica", () => {
     );
     expect(await store.disable(hash)).to.equal(true);
     // No wait here: WAIT inside disable() already made the replica acknowledge.
-    expect(await replica.hget(`dur:key:${hash}`, "s")).to.equal("disabled");
+    expect(await replica.hget(keyRecordKey("dur:", hash), "s")).to.equal("disabled");
     expect(await store.deleteById("a", "p", "k1")).to.equal(true);
-    expect(await replica.exists(`dur:key:${hash}`)).to.equal(0);
+    expect(await replica.exists(keyRecordKey("dur:", hash))).to.equal(0);
     redis.disconnect();
     replica.disconnect();
   });

@@ -1,4 +1,4 @@
-/** Brute-force defence (issue 3 §6): per-username lock-out with exponential growth, per-address ceiling. */
+/** Brute-force defence (docs/authentication.md "Lock-out"): per-username lock-out with exponential growth, per-address ceiling. */
 import { expect } from "chai";
 import { demoProject } from "../../fixtures/demo-project.ts";
 import { adminClient, projectClient } from "../../support/http.ts";

@@ -3,7 +3,7 @@
  * run unchanged as a child process against Tessera through the gateway:
  * login (reads @license, posts @authentication, keeps the key in
  * $HOME/.liveapicreator), get (list, paging, by key, sysfilter/sysorder),
- * post, put, delete, describe, schema list, logout. The client exits 0 even
+ * post, put, delete, describe, schema list and openapi, logout. The client exits 0 even
  * when the server answers an error, so outcomes are checked in its output and
  * through the API. See docs/compatibility.md.
  */
@@ -289,6 +289,21 @@ describe("compat: lac (liveapicreator-cli) unchanged against Tessera", () => {
       const schema = await run("schema", "list");
       expect(schema.out).to.match(/main\s+customer\s+customer/);
       expect(schema.out).to.contain("# tables: 2");
+    });
+
+    it("schema openapi prints the version's @docs, or writes it to --file", async () => {
+      const printed = await run("schema", "openapi");
+      const doc = JSON.parse(printed.out);
+      expect(doc.openapi).to.equal("3.1.0");
+      expect(doc.servers).to.deep.equal([{ url: c.projectUrl }]);
+      expect(doc.paths).to.include.keys("/customer", "/purchaseorder/{key}", "/Customers", "/@docs");
+      expect(doc).to.deep.equal((await c.api.get(c.checkKey, "@docs")).body);
+
+      const file = path.join(home, "openapi.json");
+      const written = await run("schema", "openapi", "--file", file);
+      expect(written.out).to.contain(`has been exported to file: ${file}`);
+      expect(JSON.parse(readFileSync(file, "utf8"))).to.deep.equal(doc);
+      expect(statSync(file).mode & 0o777).to.equal(0o600);
     });
   });
 

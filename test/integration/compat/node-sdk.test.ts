@@ -300,5 +300,16 @@ describe("compat: caliveapicreator (Node SDK) unchanged against Tessera", () => 
       const resources = await api.endpoint("@resources").get();
       expect(resources.map((r) => r.name)).to.deep.equal(["Customers", "Customers.Orders"]);
     });
+
+    it("reads @docs (sending its X-liveapicreatorLogic-ResponseFormat: json) as an OpenAPI 3.1 document", async () => {
+      const doc = (await api.endpoint("@docs").get()) as unknown as {
+        openapi: string;
+        servers: { url: string }[];
+        paths: Record<string, unknown>;
+      };
+      expect(doc.openapi).to.equal("3.1.0");
+      expect(doc.servers).to.deep.equal([{ url: c.projectUrl }]);
+      expect(doc.paths).to.include.keys("/customer", "/customer/{key}", "/Customers", "/@authentication");
+    });
   });
 });

@@ -1,5 +1,5 @@
 /**
- * Authorisation matrix as data (issue 4): two accounts × two projects × three
+ * Authorisation matrix as data (docs/project-definitions.md, roles): two accounts × two projects × three
  * roles × every verb × a table and a custom resource. Every cell is asserted.
  */
 import { expect } from "chai";

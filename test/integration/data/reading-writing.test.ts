@@ -1,5 +1,5 @@
 /**
- * Data API reading and writing (issue 4): row filters and column lists, paging
+ * Data API reading and writing (docs/data-api.md): row filters and column lists, paging
  * with next_batch, sysfilter/sysorder, nometa, links, nested resources, per-object
  * actions, cascade insert, DELETE variants, hostile input, concurrent updates.
  */
@@ -277,6 +277,46 @@ describe("data API", () => {
         (await demo.get(full, `customer?filter=${encodeURIComponent("name like 'Good%'")}`)).body,
       ).to.deep.equal([]);
     });
+    it("inserting a stored key is 400/4003 'already exists' for the resource written, and nothing is written", async () => {
+      const before = (await demo.get(full, "customer/cust-01")).body[0];
+      const r = await demo.post(full, "customer", [
+        { name: "Dup-new" },
+        { name: "cust-01", credit_limit: 99 },
+      ]);
+      expect(r.status, JSON.stringify(r.body)).to.equal(400);
+      expect(r.body).to.include({
+        errorCode: 4003,
+        errorMessage: "An object with key cust-01 already exists in 'customer'",
+      });
+      expect((await demo.get(full, "customer/Dup-new")).body).to.deep.equal([]);
+      expect((await demo.get(full, "customer/cust-01")).body[0]).to.deep.equal(before);
+      const aliased = await demo.post(full, "Customers", { Name: "cust-02" });
+      expect(aliased.body).to.include({
+        statusCode: 400,
+        errorMessage: "An object with key cust-02 already exists in 'Customers'",
+      });
+      const twice = await demo.post(full, "customer", [{ name: "Twice" }, { name: "Twice" }]);
+      expect(twice.body).to.include({
+        statusCode: 400,
+        errorMessage: "An object with key Twice already exists in 'customer'",
+      });
+      expect((await demo.get(full, "customer/Twice")).body).to.deep.equal([]);
+    });
+    it("a nested child whose key is stored already undoes its new parent", async () => {
+      const order = (await demo.post(full, "purchaseorder", { customer_name: "cust-03" })).body.txsummary[0];
+      const r = await demo.post(full, "customer", {
+        name: "Parent-of-dup",
+        orders: [{ order_number: order.order_number, amount_total: 5 }],
+      });
+      expect(r.status, JSON.stringify(r.body)).to.equal(400);
+      expect(r.body.errorMessage).to.equal(
+        `An object with key ${order.order_number} already exists in 'purchaseorder'`,
+      );
+      expect((await demo.get(full, "customer/Parent-of-dup")).body).to.deep.equal([]);
+      expect((await demo.get(full, `purchaseorder/${order.order_number}`)).body[0]).to.include({
+        customer_name: "cust-03",
+      });
+    });
     it("a child needs an existing parent, and a parent with children cannot be deleted", async () => {
       const orphan = await demo.post(full, "purchaseorder", { customer_name: "ghost" });
       expect(orphan.status).to.equal(400);
@@ -364,6 +404,34 @@ describe("data API", () => {
       expect(resources.body.map((r: { name: string }) => r.name)).to.deep.equal([
         "Customers",
         "Customers.Orders",
+      ]);
+    });
+  });
+
+  describe("meta endpoints show what the key's roles reach", () => {
+    it("@tables lists only the tables a role grants access to; @tables/<name> only its columns", async () => {
+      const tables = await demo.get(westReader, "@tables");
+      expect(tables.status).to.equal(200);
+      expect(tables.body.map((t: { name: string }) => t.name)).to.deep.equal(["customer"]);
+
+      const customer = await demo.get(westReader, "@tables/customer");
+      expect(customer.status).to.equal(200);
+      expect(customer.body.columns.map((c: { name: string }) => c.name)).to.deep.equal([
+        "name",
+        "balance",
+        "region",
+      ]);
+      // Its orders are not the key's to see: no child link to them either.
+      expect(customer.body.children).to.deep.equal([]);
+
+      const orders = await demo.get(westReader, "@tables/purchaseorder");
+      expect(orders.status).to.equal(403);
+      expect(orders.body.errorCode).to.equal(4031);
+
+      const fullView = await demo.get(full, "@tables/customer");
+      expect(fullView.body.columns.map((c: { name: string }) => c.name)).to.include("credit_limit");
+      expect(fullView.body.children.map((c: { child_table: string }) => c.child_table)).to.deep.equal([
+        "purchaseorder",
       ]);
     });
   });

@@ -5,13 +5,12 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { expect } from "chai";
-import { Redis } from "ioredis";
 import { createDataService, type DataService } from "../../../services/data/src/service.ts";
 import { createLogger } from "../../../shared/logger.ts";
 import { demoProject } from "../../fixtures/demo-project.ts";
 import { adminClient, projectClient } from "../../support/http.ts";
 import { type Platform, startPlatform } from "../../support/platform.ts";
-import { testStores } from "../../support/stores.ts";
+import { deleteKeys, keysMatching, testRedisClient } from "../../support/stores.ts";
 
 describe("generated keys", () => {
   let platform: Platform;
@@ -55,10 +54,10 @@ describe("generated keys", () => {
   });
 
   it("continue above the highest stored key when Redis has lost the sequence", async () => {
-    const redis = new Redis((await testStores()).redisUrl);
-    const names = await redis.keys(`tessera-test:${platform.prefix}seq:*`);
+    const redis = await testRedisClient();
+    const names = await keysMatching(redis, `tessera-test:${platform.prefix}seq:*`);
     expect(names).to.have.length(1);
-    await redis.del(...names);
+    await deleteKeys(redis, names);
     redis.disconnect();
     const rows = (await viaGateway.get(key, "purchaseorder?pagesize=100")).body as {
       order_number?: number;

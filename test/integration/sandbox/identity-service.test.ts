@@ -12,8 +12,12 @@ import {
   type CustomProviderOptions,
   createCustomProvider,
   GENERIC_LOGIN_FAILURE,
-} from "../../../services/data/src/auth/custom-provider.ts";
-import { createFetchJson, SandboxError, SandboxPool } from "../../../services/data/src/sandbox/index.ts";
+} from "../../../services/data/src/providers/custom-provider.ts";
+import {
+  createFetchJson,
+  ProcessSandboxPool,
+  SandboxError,
+} from "../../../services/data/src/sandbox/index.ts";
 import { memoryLogger, timed } from "../../unit/sandbox/support.ts";
 
 const code = readFileSync(
@@ -144,7 +148,7 @@ async function startIdentityServer() {
 describe("sample provider: identity service (real HTTP)", function () {
   this.timeout(30_000);
   let idp: Awaited<ReturnType<typeof startIdentityServer>>;
-  let pool: SandboxPool;
+  let pool: ProcessSandboxPool;
   let logger: ReturnType<typeof memoryLogger>;
 
   before(async () => {
@@ -155,8 +159,9 @@ describe("sample provider: identity service (real HTTP)", function () {
     await idp.close();
   });
 
-  beforeEach(() => {
-    pool = new SandboxPool({ allowLoopbackFetch: true, timeoutMs: 2000 });
+  beforeEach(async () => {
+    pool = new ProcessSandboxPool({ allowLoopbackFetch: true, timeoutMs: 2000 });
+    await pool.ready();
     logger = memoryLogger();
   });
 
@@ -250,8 +255,9 @@ describe("sample provider: identity service (real HTTP)", function () {
         ok: false,
         message: "The identity service could not be reached",
       });
-      const strictPool = new SandboxPool({ allowLoopbackFetch: false });
+      const strictPool = new ProcessSandboxPool({ allowLoopbackFetch: false });
       try {
+        await strictPool.ready();
         const strict = createCustomProvider(options({ pool: strictPool }));
         expect(await strict.authenticate({ payload, enablePasswordChange: false })).to.deep.equal({
           ok: false,

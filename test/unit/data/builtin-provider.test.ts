@@ -1,7 +1,7 @@
 /** The built-in provider's decisions, with in-memory fakes of its store and hasher (pure logic only). */
 import { expect } from "chai";
-import { createBuiltinProvider } from "../../../services/data/src/auth/builtin-provider.ts";
-import type { PasswordHasher } from "../../../services/data/src/auth/passwords.ts";
+import type { PasswordHasher } from "../../../services/data/src/credentials/passwords.ts";
+import { createBuiltinProvider } from "../../../services/data/src/providers/builtin-provider.ts";
 import type { MetaStore, StoredUser } from "../../../services/data/src/store/meta-store.ts";
 import { GENERIC_LOGIN_FAILURE } from "../../../shared/contracts/internal-api.ts";
 

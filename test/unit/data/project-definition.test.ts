@@ -3,12 +3,12 @@ import { checkFilterText } from "../../../services/data/src/domain/filter-check.
 import { parseProjectDefinition } from "../../../services/data/src/domain/project-definition.ts";
 import { compileProject } from "../../../services/data/src/domain/project-model.ts";
 import { demoProject } from "../../fixtures/demo-project.ts";
+import { testIdentity } from "../../fixtures/project-identity.ts";
 
-const identity = { account: "a", name: "p", uid: "u", revision: 1 };
 function problemsOf(def: unknown) {
   const parsed = parseProjectDefinition(def);
   if (!parsed.ok) return parsed.problems;
-  const compiled = compileProject(identity, parsed.definition, checkFilterText);
+  const compiled = compileProject(testIdentity, parsed.definition, checkFilterText);
   return compiled.ok ? [] : compiled.problems;
 }
 
@@ -17,7 +17,7 @@ describe("project definitions", () => {
     const parsed = parseProjectDefinition(demoProject());
     expect(parsed.ok).to.equal(true);
     if (!parsed.ok) return;
-    const compiled = compileProject(identity, parsed.definition, checkFilterText);
+    const compiled = compileProject(testIdentity, parsed.definition, checkFilterText);
     expect(compiled.ok).to.equal(true);
     if (!compiled.ok) return;
     const customer = compiled.model.tables.get("customer")!;
@@ -71,5 +71,11 @@ describe("project definitions", () => {
       authentication: { provider: "custom", library: "missing", createFunction: "create" },
     });
     expect(problemsOf(def).map((p) => p.path)).to.include("$.authentication.library");
+    const inherited = demoProject({
+      authentication: { provider: "custom", library: "constructor", createFunction: "create" },
+    });
+    expect(problemsOf(inherited)).to.deep.equal([
+      { path: "$.authentication.library", message: "no library 'constructor' in 'libraries'" },
+    ]);
   });
 });

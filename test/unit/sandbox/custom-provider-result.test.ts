@@ -6,7 +6,7 @@ import {
   type MappingContext,
   mapAuthenticateResult,
   mapLoginInfo,
-} from "../../../services/data/src/auth/custom-provider-result.ts";
+} from "../../../services/data/src/providers/custom-provider-result.ts";
 
 const NOW = Date.parse("2030-01-01T00:00:00.000Z");
 

@@ -4,18 +4,18 @@ import {
   type CustomProviderOptions,
   createCustomProvider,
   GENERIC_LOGIN_FAILURE,
-} from "../../../services/data/src/auth/custom-provider.ts";
-import { SandboxPool } from "../../../services/data/src/sandbox/index.ts";
+} from "../../../services/data/src/providers/custom-provider.ts";
+import { IsolatePool } from "../../../services/data/src/sandbox/index.ts";
 import { ApiError } from "../../../shared/errors.ts";
 import { memoryLogger } from "./support.ts";
 
 describe("custom provider runtime", () => {
-  let pool: SandboxPool;
+  let pool: IsolatePool;
   let logger: ReturnType<typeof memoryLogger>;
   let n = 0;
 
   beforeEach(() => {
-    pool = new SandboxPool({ allowLoopbackFetch: false, timeoutMs: 500 });
+    pool = new IsolatePool({ allowLoopbackFetch: false, timeoutMs: 500 });
     logger = memoryLogger();
   });
 

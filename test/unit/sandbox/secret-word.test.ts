@@ -6,9 +6,10 @@ import {
   createCustomProvider,
   GENERIC_LOGIN_FAILURE,
   readCustomProviderConfigInfo,
-} from "../../../services/data/src/auth/custom-provider.ts";
-import { SandboxPool } from "../../../services/data/src/sandbox/index.ts";
+} from "../../../services/data/src/providers/custom-provider.ts";
+import { IsolatePool } from "../../../services/data/src/sandbox/index.ts";
 import { ApiError } from "../../../shared/errors.ts";
+import { fingerprint } from "../../../shared/loggable-error.ts";
 import { memoryLogger } from "./support.ts";
 
 const code = readFileSync(
@@ -17,11 +18,11 @@ const code = readFileSync(
 );
 
 describe("sample provider: secret word", () => {
-  let pool: SandboxPool;
+  let pool: IsolatePool;
   let logger: ReturnType<typeof memoryLogger>;
 
   beforeEach(() => {
-    pool = new SandboxPool({ allowLoopbackFetch: false });
+    pool = new IsolatePool({ allowLoopbackFetch: false });
     logger = memoryLogger();
   });
 
@@ -160,7 +161,10 @@ describe("sample provider: secret word", () => {
       ok: false,
       message: GENERIC_LOGIN_FAILURE,
     });
-    expect(logger.text()).to.contain("secretWord: a non-empty string is required");
+    // What configure threw, as a fingerprint (provider text can quote what it was given).
+    expect(logger.text()).to.contain(
+      `"fingerprint":"${fingerprint("Error: secretWord: a non-empty string is required")}"`,
+    );
     try {
       await broken.getLoginInfo();
       expect.fail("getLoginInfo should fail");

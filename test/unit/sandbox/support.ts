@@ -1,5 +1,6 @@
 /** Helpers for the sandbox tests. */
-import type { SandboxLogger } from "../../../services/data/src/sandbox/index.ts";
+import { expect } from "chai";
+import { SandboxError, type SandboxLogger } from "../../../services/data/src/sandbox/index.ts";
 
 export interface LogEntry {
   level: "debug" | "info" | "warn" | "error";
@@ -38,4 +39,15 @@ export async function timed<T>(fn: () => Promise<T>): Promise<{ ms: number; valu
 
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** The SandboxError `p` rejects with (fails the test when it resolves or rejects with something else). */
+export async function rejection(p: Promise<unknown>): Promise<SandboxError> {
+  try {
+    await p;
+  } catch (e) {
+    expect(e).to.be.instanceOf(SandboxError);
+    return e as SandboxError;
+  }
+  throw new Error("expected a rejection");
 }

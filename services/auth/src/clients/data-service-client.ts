@@ -4,6 +4,11 @@
  */
 
 import type {
+  AccountInfo,
+  AdminInfo,
+  AdminLoginBody,
+  AdminLoginResponse,
+  AuditReportBody,
   AuthenticateBody,
   AuthenticateResponse,
   LoginInfoResponse,
@@ -20,6 +25,14 @@ export interface DataServiceClient {
     body: AuthenticateBody,
     requestId: string,
   ): Promise<AuthenticateResponse | null>;
+  /** The account's incarnation; null when there is no such account. */
+  account(account: string, requestId: string): Promise<AccountInfo | null>;
+  /** An administrator as stored now; null when the account or the administrator does not exist. */
+  admin(account: string, login: string, requestId: string): Promise<AdminInfo | null>;
+  /** The verdict on an administrator's login (a missing account fails like a wrong password). */
+  adminLogin(account: string, body: AdminLoginBody, requestId: string): Promise<AdminLoginResponse | null>;
+  /** Records a change the auth service made in the account's audit trail. */
+  reportAudit(account: string, report: AuditReportBody): Promise<void>;
 }
 
 export function createDataServiceClient(
@@ -57,14 +70,23 @@ export function createDataServiceClient(
       await response.body?.cancel();
       throw errors.unavailable(`The data service (status ${response.status})`);
     }
+    if (response.status === 204) return undefined as T;
     return (await response.json()) as T;
   };
+  const accountPath = (account: string) => `/accounts/${encodeURIComponent(account)}`;
   const path = (account: string, project: string) =>
-    `/accounts/${encodeURIComponent(account)}/projects/${encodeURIComponent(project)}`;
+    `${accountPath(account)}/projects/${encodeURIComponent(project)}`;
   return {
     settings: (a, p, id) => call<ProjectSettings>("GET", `${path(a, p)}/settings`, id),
     loginInfo: (a, p, id) => call<LoginInfoResponse>("GET", `${path(a, p)}/login-info`, id),
     authenticate: (a, p, body, id) =>
       call<AuthenticateResponse>("POST", `${path(a, p)}/authenticate`, id, body),
+    account: (a, id) => call<AccountInfo>("GET", accountPath(a), id),
+    admin: (a, login, id) =>
+      call<AdminInfo>("GET", `${accountPath(a)}/admins/${encodeURIComponent(login)}`, id),
+    adminLogin: (a, body, id) => call<AdminLoginResponse>("POST", `${accountPath(a)}/admin-login`, id, body),
+    async reportAudit(a, report) {
+      await call<void>("POST", `${accountPath(a)}/audit`, report.requestId, report);
+    },
   };
 }

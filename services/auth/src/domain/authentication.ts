@@ -1,114 +1,100 @@
 /**
- * The @authentication resource (spec §4.5, DESIGN.md §4.3): login through the
- * project's provider (a new key every time), revalidation and disable of a key
- * (provider not called), password change on login.
+ * The @authentication resource of a project: login through the project's
+ * provider (a new key every time; each attempt reserved with the throttle
+ * before the provider sees it), revalidation and disable of a key (provider not
+ * called), password change on login.
  */
-import { GENERIC_LOGIN_FAILURE } from "../../../../shared/contracts/internal-api.ts";
+import {
+  type AuthenticateResponse,
+  GENERIC_LOGIN_FAILURE,
+} from "../../../../shared/contracts/internal-api.ts";
 import { errors } from "../../../../shared/errors.ts";
-import { generateKey, generateKeyId, hashKey } from "../../../../shared/keys/key-format.ts";
-import { type KeyRecord, keyState } from "../../../../shared/keys/key-record.ts";
-import type { KeyStore } from "../../../../shared/keys/key-store.ts";
-import type { Logger } from "../../../../shared/logger.ts";
-import { formatExpiration } from "../../../../shared/time.ts";
+import { generateKeyId } from "../../../../shared/keys/key-format.ts";
+import type { KeyRecord } from "../../../../shared/keys/key-record.ts";
 import type { DataServiceClient } from "../clients/data-service-client.ts";
-import type { LoginThrottle } from "../store/login-throttle.ts";
+import type { ProjectIdentityFields } from "../clients/identity-fields-cache.ts";
+import type { AttemptThrottle } from "../store/attempt-throttle.ts";
+import {
+  type AuthenticationDepsBase,
+  type AuthenticationRequestBase,
+  disableKey,
+  mintKey,
+  readAuthenticationBody,
+  revalidateKey,
+  throttledVerdict,
+} from "./authentication-actions.ts";
+import { loginIdentity } from "./login-identity.ts";
 
-export interface AuthenticationDeps {
-  keys: KeyStore;
+export interface AuthenticationDeps extends AuthenticationDepsBase {
   data: DataServiceClient;
-  throttle: LoginThrottle;
-  logger: Logger;
-  now: () => number;
-  onLogin?: (outcome: "success" | "failure" | "throttled") => void;
+  throttle: AttemptThrottle;
+  identityFields: ProjectIdentityFields;
 }
 
-export interface AuthenticationRequest {
-  account: string;
+export interface AuthenticationRequest extends AuthenticationRequestBase {
   project: string;
   version: string;
-  body: unknown;
-  enablePasswordChange: boolean;
-  clientAddress: string;
-  requestId: string;
 }
 
 export async function handleAuthentication(
   deps: AuthenticationDeps,
   req: AuthenticationRequest,
 ): Promise<Record<string, unknown>> {
-  const body = req.body;
-  if (typeof body !== "object" || body === null || Array.isArray(body)) {
-    throw errors.malformed(
-      "The body must be a JSON object: credentials, or 'apikey' to revalidate or disable a key",
-    );
+  const action = readAuthenticationBody(req.body);
+  // Only this project's keys: another project's, or an account administrator's, is 401/4012.
+  const checkScope = (record: KeyRecord) => {
+    if (record.admin || record.account !== req.account || record.project !== req.project)
+      throw errors.wrongScope();
+  };
+  switch (action.kind) {
+    case "login":
+      return login(deps, req, action.payload);
+    case "revalidate":
+      return revalidateKey(deps.keys, deps.now(), action.key, checkScope);
+    case "disable":
+      return disableKey(deps.keys, action.key, checkScope);
   }
-  const fields = body as Record<string, unknown>;
-  const isLogin = "username" in fields || "password" in fields || !("apikey" in fields);
-  if (isLogin) return login(deps, req, fields);
-  if (typeof fields.apikey !== "string") throw errors.malformed("'apikey' must be a string");
-  const key = fields.apikey.split(":")[0]!;
-  if (fields.disable !== undefined && typeof fields.disable !== "boolean") {
-    throw errors.malformed("'disable' must be true or false");
-  }
-  return fields.disable === true ? disable(deps, req, key) : revalidate(deps, req, key);
 }
 
-function checkScope(record: KeyRecord, req: AuthenticationRequest): void {
-  if (record.account !== req.account || record.project !== req.project) throw errors.wrongScope();
-}
-
-async function revalidate(deps: AuthenticationDeps, req: AuthenticationRequest, key: string) {
-  const record = await deps.keys.get(hashKey(key));
-  if (!record) throw errors.unknownKey();
-  checkScope(record, req);
-  const state = keyState(record, deps.now());
-  if (state === "expired") throw errors.keyExpired();
-  if (state === "disabled") throw errors.keyDisabled();
+/** What a login's attempt is counted against: the project and the identity its provider reads. */
+async function attemptScope(
+  deps: AuthenticationDeps,
+  req: AuthenticationRequest,
+  payload: Record<string, unknown>,
+) {
+  const identity = await deps.identityFields.get(req.account, req.project, req.requestId);
+  if (!identity) throw errors.notFound(`No project '${req.project}' in account '${req.account}'`);
   return {
-    apikey: key,
-    expiration: record.expiresAt === null ? null : formatExpiration(record.expiresAt),
-    userIdentifier: record.userIdentifier,
-    roles: record.roles,
+    subject: `${req.account}/${req.project}/${loginIdentity(payload, identity.fields)}`,
+    address: req.clientAddress,
   };
 }
 
-async function disable(deps: AuthenticationDeps, req: AuthenticationRequest, key: string) {
-  const hash = hashKey(key);
-  const record = await deps.keys.get(hash);
-  if (!record) throw errors.keyNotFound();
-  checkScope(record, req);
-  if (!(await deps.keys.disable(hash))) throw errors.keyNotFound();
-  return { apikey: key, disabled: true };
-}
-
 async function login(deps: AuthenticationDeps, req: AuthenticationRequest, payload: Record<string, unknown>) {
-  const username = typeof payload.username === "string" ? payload.username : "";
-  const now = deps.now();
-  const wait = await deps.throttle.retryAfter(req.account, req.project, username, req.clientAddress, now);
-  if (wait > 0) {
-    deps.onLogin?.("throttled");
-    throw errors.tooManyAttempts(wait);
-  }
-  const answer = await deps.data.authenticate(
-    req.account,
-    req.project,
-    { version: req.version, payload, enablePasswordChange: req.enablePasswordChange },
-    req.requestId,
+  const answer = await throttledVerdict<AuthenticateResponse>(
+    deps.throttle,
+    await attemptScope(deps, req, payload),
+    () =>
+      deps.data.authenticate(
+        req.account,
+        req.project,
+        { version: req.version, payload, enablePasswordChange: req.enablePasswordChange },
+        req.requestId,
+      ),
+    (a) => a.verdict.ok,
+    deps.onLogin,
   );
-  if (!answer)
+  if (!answer) {
     throw errors.notFound(
       `No project '${req.project}' with version '${req.version}' in account '${req.account}'`,
     );
+  }
   const { project, verdict } = answer;
+  deps.identityFields.observe(project);
   if (!verdict.ok) {
-    await deps.throttle.recordFailure(req.account, req.project, username, req.clientAddress, now);
-    deps.onLogin?.("failure");
     throw errors.loginFailed(verdict.message === GENERIC_LOGIN_FAILURE ? undefined : verdict.message);
   }
-  await deps.throttle.recordSuccess(req.account, req.project, username);
-  const apikey = generateKey();
-  const expiresAt =
-    verdict.keyExpiration ?? now + (verdict.keyLifetimeSeconds ?? project.keyLifetimeSeconds) * 1000;
+  const now = deps.now();
   const record: KeyRecord = {
     id: generateKeyId(),
     kind: "generated",
@@ -120,17 +106,12 @@ async function login(deps: AuthenticationDeps, req: AuthenticationRequest, paylo
     roles: verdict.roles,
     globals: verdict.globals,
     createdAt: now,
-    expiresAt,
+    expiresAt:
+      verdict.keyExpiration ?? now + (verdict.keyLifetimeSeconds ?? project.keyLifetimeSeconds) * 1000,
     status: "active",
   };
-  await deps.keys.create(hashKey(apikey), record, now);
+  const response = await mintKey(deps.keys, record, now);
   deps.onLogin?.("success");
-  const response: Record<string, unknown> = {
-    apikey,
-    expiration: formatExpiration(expiresAt),
-    userIdentifier: verdict.userIdentifier,
-    roles: verdict.roles,
-  };
   if (verdict.userInfo !== undefined) response.userInfo = verdict.userInfo;
   if (req.enablePasswordChange) {
     response.changePasswordResult = verdict.changePasswordResult ?? "notSupported";

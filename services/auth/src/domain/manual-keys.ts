@@ -4,6 +4,7 @@
  * and manual) without values or hashes.
  */
 import { z } from "zod";
+import type { ProjectSettings } from "../../../../shared/contracts/internal-api.ts";
 import { errors } from "../../../../shared/errors.ts";
 import { parseBody } from "../../../../shared/http/parse-body.ts";
 import {
@@ -15,7 +16,6 @@ import {
 import { type KeyRecord, keyState } from "../../../../shared/keys/key-record.ts";
 import type { KeyStore } from "../../../../shared/keys/key-store.ts";
 import { formatExpiration } from "../../../../shared/time.ts";
-import type { DataServiceClient } from "../clients/data-service-client.ts";
 
 export const manualKeyBody = z.strictObject({
   name: z.string().min(1).max(200),
@@ -33,7 +33,6 @@ export const manualKeyBody = z.strictObject({
 
 export interface ManualKeyDeps {
   keys: KeyStore;
-  data: DataServiceClient;
   now: () => number;
 }
 
@@ -66,12 +65,10 @@ export async function createManualKey(
   deps: ManualKeyDeps,
   account: string,
   project: string,
+  settings: Pick<ProjectSettings, "uid" | "roles">,
   input: unknown,
-  requestId: string,
 ) {
   const body = parseBody(manualKeyBody, input, "key");
-  const settings = await deps.data.settings(account, project, requestId);
-  if (!settings) throw errors.notFound(`No project '${project}' in account '${account}'`);
   const unknown = body.roles.filter((r) => !settings.roles.includes(r));
   if (unknown.length > 0) throw errors.malformed(`Unknown role(s) for this project: ${unknown.join(", ")}`);
   const now = deps.now();

@@ -49,7 +49,7 @@ export function authenticationRouter(deps: AuthenticationRouteDeps): Router {
       ...s,
       body,
       enablePasswordChange: wantsPasswordChange(ctx.querystring),
-      clientAddress: ctx.ip,
+      clientAddress: ctx.ip, // set from trusted proxies only (shared/http/forwarding.ts)
       requestId: (ctx.state as RequestState).requestId,
     });
   };

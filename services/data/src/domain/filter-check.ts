@@ -2,6 +2,8 @@
  * Checks a filter text of a project definition (role row filters, resource
  * filters) when the definition is applied: it must parse and name only
  * attributes that exist. Globals are unknown then, so they are checked as nulls.
+ * A filter that names a lost attribute (one whose definition has a problem of
+ * its own) is only checked to parse.
  */
 import { ApiError } from "../../../../shared/errors.ts";
 import {
@@ -30,11 +32,24 @@ function withoutGlobals(node: FilterNode): FilterNode {
   }
 }
 
-export const checkFilterText: FilterChecker = (text, attributes) => {
+function namesAttribute(node: FilterNode, names: ReadonlySet<string>): boolean {
+  switch (node.type) {
+    case "and":
+    case "or":
+      return node.items.some((item) => namesAttribute(item, names));
+    case "not":
+      return namesAttribute(node.item, names);
+    default:
+      return names.has(node.attr.name);
+  }
+}
+
+export const checkFilterText: FilterChecker = (text, attributes, lost = new Set()) => {
   const schema: AttributeSchema = {};
   for (const a of attributes) schema[a.name] = { field: a.name, type: a.type };
   try {
-    compileFilter(withoutGlobals(parseFilter(text)), schema, {});
+    const filter = parseFilter(text);
+    if (!namesAttribute(filter, lost)) compileFilter(withoutGlobals(filter), schema, {});
     return null;
   } catch (err) {
     if (err instanceof ApiError && err.statusCode === 400) return err.message;

@@ -1,19 +1,26 @@
 /**
  * Compiles a parsed project definition into the model the request path uses
- * (tables with relationships, resources per API version, roles), checking the
- * cross-references on the way. Problems carry JSON paths.
+ * (tables with relationships, resources per API version, roles, and the
+ * compiled rules), checking every cross-reference on the way. Problems carry
+ * JSON paths. A reference to a part that was lost (see definition-salvage.ts)
+ * is not reported: that part's own problem already was.
  */
+import type { TenantStorage } from "../store/storage-names.ts";
+import { LostParts } from "./definition-salvage.ts";
+import { type Problem, problemList, type Report } from "./problems.ts";
 import type {
   AccessLevel,
   ColumnDefinition,
   ColumnType,
-  Problem,
   ProjectDefinition,
   ResourceDefinition,
   RoleDefinition,
   RuleDefinition,
+  VersionDefinition,
 } from "./project-definition.ts";
-import { jsonPath } from "./project-definition.ts";
+import { checkRuleLibraries } from "./rule-libraries.ts";
+import { compileLogic, type LogicModel } from "./rule-model.ts";
+import { compileVersionScripts, isJavaScriptResource, type VersionScripts } from "./script-model.ts";
 
 export interface ColumnModel {
   name: string;
@@ -60,7 +67,7 @@ export interface ResourceModel {
   attributeByName: Map<string, AttributeModel>;
   attributeByColumn: Map<string, AttributeModel>;
   /** How this resource hangs under its container (absent at the top). */
-  via?: { relationship: Relationship; kind: "children" | "parent" };
+  via?: { relationship: Relationship; kind: "children" | "parent"; container: ResourceModel };
   subresources: ResourceModel[];
   isTable: boolean;
   filter?: string;
@@ -69,7 +76,10 @@ export interface ResourceModel {
 
 export interface VersionModel {
   name: string;
+  /** Tables and table-based custom resources (with their nested resources). */
   resources: Map<string, ResourceModel>;
+  /** JavaScript resources and request/response events (docs/javascript.md). */
+  scripts: VersionScripts;
 }
 
 export interface RoleTableAccess {
@@ -89,42 +99,82 @@ export interface ProjectModel {
   /** Incarnation id: keys carry it, so a re-created project does not honour old keys. */
   uid: string;
   revision: number;
+  /** Where its rows live (recorded names: a re-created project never sees an old one's rows). */
+  storage: TenantStorage;
   definition: ProjectDefinition;
   tables: Map<string, TableModel>;
   versions: Map<string, VersionModel>;
   roles: Map<string, RoleModel>;
   rules: RuleDefinition[];
+  /** The rules, compiled for the logic engine (their code parsed once, here). */
+  logic: LogicModel;
 }
 
-/** Optional check of filter texts (row filters, resource filters): returns a problem message or null. */
-export type FilterChecker = (text: string, attributes: { name: string; type: ColumnType }[]) => string | null;
+/**
+ * Optional check of filter texts (row filters, resource filters): returns a
+ * problem message or null. `lost`: attribute names that were lost (a filter
+ * naming one is only checked to parse).
+ */
+export type FilterChecker = (
+  text: string,
+  attributes: { name: string; type: ColumnType }[],
+  lost?: ReadonlySet<string>,
+) => string | null;
 
+/** What a compiled model is of: the project's identity and where its rows live. */
+export type ProjectIdentity = Pick<ProjectModel, "account" | "name" | "uid" | "revision" | "storage">;
+
+/**
+ * `lost`: parts of the definition as sent that did not parse; references to
+ * them are taken as already reported.
+ */
 export function compileProject(
-  identity: { account: string; name: string; uid: string; revision: number },
+  identity: ProjectIdentity,
   definition: ProjectDefinition,
   checkFilter?: FilterChecker,
+  lost: LostParts = new LostParts(definition),
 ): { ok: true; model: ProjectModel } | { ok: false; problems: Problem[] } {
-  const problems: Problem[] = [];
-  const report = (path: PropertyKey[], message: string) => problems.push({ path: jsonPath(path), message });
+  const { problems, report } = problemList();
+  const context: Context = { lost, report, checkFilter };
 
-  const tables = compileTables(definition, report);
+  const tables = compileTables(definition, context);
   const versions = new Map<string, VersionModel>();
   for (const [versionName, version] of Object.entries(definition.apiVersions)) {
-    versions.set(versionName, compileVersion(versionName, version.resources, tables, report, checkFilter));
+    versions.set(versionName, compileVersion(versionName, version, definition, tables, context));
   }
-  if (versions.size === 0) report(["apiVersions"], "at least one API version is required");
-  const roles = compileRoles(definition.roles, tables, report, checkFilter);
-  checkRules(definition.rules, tables, report);
-  checkAuthentication(definition, report);
+  if (versions.size === 0 && !lost.hasWithin(["apiVersions"]))
+    report(["apiVersions"], "at least one API version is required");
+  const roles = compileRoles(definition.roles, tables, context);
+  const { logic, problems: ruleProblems } = compileLogic(tables, definition.rules, lost);
+  problems.push(...ruleProblems);
+  checkRuleLibraries(definition.libraries, definition.rules.length > 0, report);
+  checkAuthentication(definition, context);
 
   if (problems.length > 0) return { ok: false, problems };
   return {
     ok: true,
-    model: { ...identity, definition, tables, versions, roles, rules: definition.rules },
+    model: { ...identity, definition, tables, versions, roles, rules: definition.rules, logic },
   };
 }
 
-type Report = (path: PropertyKey[], message: string) => void;
+interface Context {
+  lost: LostParts;
+  report: Report;
+  checkFilter: FilterChecker | undefined;
+}
+
+/** Checks a filter text over attributes; `lost`: attribute names whose columns were lost. */
+function checkFilterOver(
+  text: string | undefined,
+  attributes: { name: string; type: ColumnType }[],
+  lost: ReadonlySet<string>,
+  path: PropertyKey[],
+  { report, checkFilter }: Context,
+): void {
+  if (!text || !checkFilter) return;
+  const problem = checkFilter(text, attributes, lost);
+  if (problem) report(path, problem);
+}
 
 function columnModel(name: string, c: ColumnDefinition): ColumnModel {
   return {
@@ -137,7 +187,7 @@ function columnModel(name: string, c: ColumnDefinition): ColumnModel {
   };
 }
 
-function compileTables(definition: ProjectDefinition, report: Report): Map<string, TableModel> {
+function compileTables(definition: ProjectDefinition, { lost, report }: Context): Map<string, TableModel> {
   const tables = new Map<string, TableModel>();
   for (const [tableName, t] of Object.entries(definition.tables)) {
     const columns = new Map(Object.entries(t.columns).map(([n, c]) => [n, columnModel(n, c)]));
@@ -152,8 +202,12 @@ function compileTables(definition: ProjectDefinition, report: Report): Map<strin
     if (generated.length > 1) report(["tables", tableName, "columns"], "at most one column can be generated");
     t.key.forEach((k, i) => {
       const column = columns.get(k);
-      if (!column) report(["tables", tableName, "key", i], `key column '${k}' is not a column of the table`);
-      else if (column.type === "json")
+      if (!column) {
+        if (!lost.has(["tables", tableName, "columns", k]))
+          report(["tables", tableName, "key", i], `key column '${k}' is not a column of the table`);
+        // Reported once here, not again by every part that must name the key.
+        lost.add(["tables", tableName, "columns", k]);
+      } else if (column.type === "json")
         report(["tables", tableName, "key", i], "a json column cannot be part of the key");
     });
     if (new Set(t.key).size !== t.key.length)
@@ -162,28 +216,31 @@ function compileTables(definition: ProjectDefinition, report: Report): Map<strin
       name: tableName,
       key: t.key,
       columns,
-      columnOrder: Object.keys(t.columns),
+      columnOrder: [...columns.keys()],
       parents: new Map(),
       children: new Map(),
       generatedColumn: generated[0]?.name,
     });
   }
-  for (const [tableName, t] of Object.entries(definition.tables)) {
-    const child = tables.get(tableName)!;
-    for (const [role, p] of Object.entries(t.parents ?? {})) {
-      const path = ["tables", tableName, "parents", role];
+  for (const child of tables.values()) {
+    for (const [role, p] of Object.entries(definition.tables[child.name]?.parents ?? {})) {
+      const path = ["tables", child.name, "parents", role];
       const parent = tables.get(p.table);
       if (!parent) {
-        report([...path, "table"], `no table '${p.table}'`);
+        if (!lost.has(["tables", p.table])) report([...path, "table"], `no table '${p.table}'`);
+        lost.add(path);
         continue;
       }
       const childColumns = Object.keys(p.columns);
       const parentColumns = Object.values(p.columns);
       childColumns.forEach((c, i) => {
         const cc = child.columns.get(c);
-        const pc = parent.columns.get(parentColumns[i]!);
-        if (!cc) report([...path, "columns", c], `'${c}' is not a column of '${tableName}'`);
-        if (!pc) report([...path, "columns", c], `'${parentColumns[i]}' is not a column of '${p.table}'`);
+        const parentColumn = parentColumns[i] ?? "";
+        const pc = parent.columns.get(parentColumn);
+        if (!cc && !lost.has(["tables", child.name, "columns", c]))
+          report([...path, "columns", c], `'${c}' is not a column of '${child.name}'`);
+        if (!pc && !lost.has(["tables", p.table, "columns", parentColumn]))
+          report([...path, "columns", c], `'${parentColumn}' is not a column of '${p.table}'`);
         if (cc && pc && cc.type !== pc.type) {
           report(
             [...path, "columns", c],
@@ -191,22 +248,23 @@ function compileTables(definition: ProjectDefinition, report: Report): Map<strin
           );
         }
       });
-      if (parentColumns.join("\0") !== parent.key.join("\0")) {
+      const parentKeyKnown = parent.key.every((k) => parent.columns.has(k));
+      if (parentKeyKnown && parentColumns.join("\0") !== parent.key.join("\0")) {
         report(
           [...path, "columns"],
           `must map onto the key of '${p.table}' (${parent.key.join(", ")}) in order`,
         );
       }
       if (child.columns.has(role))
-        report(path, `role name '${role}' clashes with a column of '${tableName}'`);
-      const childrenName = p.children ?? `${tableName}List`;
+        report(path, `role name '${role}' clashes with a column of '${child.name}'`);
+      const childrenName = p.children ?? `${child.name}List`;
       if (parent.children.has(childrenName) || parent.columns.has(childrenName)) {
         report([...path, "children"], `'${childrenName}' is already used in '${p.table}'`);
       }
       const rel: Relationship = {
         role,
         childrenName,
-        childTable: tableName,
+        childTable: child.name,
         parentTable: p.table,
         childColumns,
         parentColumns,
@@ -223,22 +281,23 @@ function buildResource(
   table: TableModel,
   attributes: Record<string, string> | undefined,
   path: PropertyKey[],
-  report: Report,
+  { lost, report }: Context,
 ): ResourceModel {
   const attrs: AttributeModel[] = [];
   if (attributes) {
     for (const [alias, col] of Object.entries(attributes)) {
       const column = table.columns.get(col);
-      if (!column) report([...path, "attributes", alias], `'${col}' is not a column of '${table.name}'`);
-      else attrs.push({ name: alias, column });
+      if (column) attrs.push({ name: alias, column });
+      else if (!lost.has(["tables", table.name, "columns", col]))
+        report([...path, "attributes", alias], `'${col}' is not a column of '${table.name}'`);
     }
     for (const k of table.key) {
-      if (!attrs.some((a) => a.column.name === k)) {
+      if (!attrs.some((a) => a.column.name === k) && !lost.has(["tables", table.name, "columns", k])) {
         report([...path, "attributes"], `must include the key column '${k}' of '${table.name}'`);
       }
     }
   } else {
-    for (const c of table.columnOrder) attrs.push({ name: c, column: table.columns.get(c)! });
+    for (const column of table.columns.values()) attrs.push({ name: column.name, column });
   }
   return {
     name: fullName,
@@ -253,14 +312,15 @@ function buildResource(
 
 function compileVersion(
   versionName: string,
-  resources: Record<string, ResourceDefinition>,
+  version: VersionDefinition,
+  definition: ProjectDefinition,
   tables: Map<string, TableModel>,
-  report: Report,
-  checkFilter?: FilterChecker,
+  context: Context,
 ): VersionModel {
+  const { lost, report } = context;
   const map = new Map<string, ResourceModel>();
   for (const table of tables.values()) {
-    const r = buildResource(table.name, table, undefined, [], report);
+    const r = buildResource(table.name, table, undefined, [], context);
     r.isTable = true;
     map.set(table.name, r);
   }
@@ -272,30 +332,34 @@ function compileVersion(
   ): ResourceModel | undefined => {
     const table = tables.get(def.table);
     if (!table) {
-      report([...path, "table"], `no table '${def.table}'`);
+      if (!lost.has(["tables", def.table])) report([...path, "table"], `no table '${def.table}'`);
       return undefined;
     }
-    const resource = buildResource(fullName, table, def.attributes, path, report);
+    const resource = buildResource(fullName, table, def.attributes, path, context);
     resource.isTable = false;
     resource.filter = def.filter;
     resource.order = def.order;
-    for (const text of [def.filter, def.order].filter((x): x is string => !!x)) {
-      if (text === def.filter && checkFilter) {
-        const problem = checkFilter(
-          text,
-          resource.attributes.map((a) => ({ name: a.name, type: a.column.type })),
-        );
-        if (problem) report([...path, "filter"], problem);
-      }
-    }
+    const lostAttributes = Object.entries(def.attributes ?? {})
+      .filter(([, column]) => lost.has(["tables", table.name, "columns", column]))
+      .map(([alias]) => alias);
+    checkFilterOver(
+      def.filter,
+      resource.attributes.map((a) => ({ name: a.name, type: a.column.type })),
+      new Set(def.attributes ? lostAttributes : lost.namesWithin(["tables", table.name, "columns"])),
+      [...path, "filter"],
+      context,
+    );
     if (container && def.via) {
       const asChild = table.parents.get(def.via);
       const asParent = container.table.parents.get(def.via);
       if (asChild && asChild.parentTable === container.table.name) {
-        resource.via = { relationship: asChild, kind: "children" };
+        resource.via = { relationship: asChild, kind: "children", container };
       } else if (asParent && asParent.parentTable === table.name) {
-        resource.via = { relationship: asParent, kind: "parent" };
-      } else {
+        resource.via = { relationship: asParent, kind: "parent", container };
+      } else if (
+        !lost.has(["tables", table.name, "parents", def.via]) &&
+        !lost.has(["tables", container.table.name, "parents", def.via])
+      ) {
         report(
           [...path, "via"],
           `'${def.via}' is not a relationship between '${container.table.name}' and '${table.name}'`,
@@ -314,45 +378,51 @@ function compileVersion(
     }
     return resource;
   };
-  for (const [resourceName, def] of Object.entries(resources)) {
+  for (const [resourceName, def] of Object.entries(version.resources)) {
+    if (isJavaScriptResource(def)) continue;
     addResource(resourceName, def, undefined, ["apiVersions", versionName, "resources", resourceName]);
   }
-  return { name: versionName, resources: map };
+  const scripts = compileVersionScripts(versionName, version, definition, {
+    ...context,
+    takenNames: new Set(map.keys()),
+  });
+  return { name: versionName, resources: map, scripts };
 }
 
 function compileRoles(
   roles: Record<string, RoleDefinition>,
   tables: Map<string, TableModel>,
-  report: Report,
-  checkFilter?: FilterChecker,
+  context: Context,
 ): Map<string, RoleModel> {
+  const { lost, report } = context;
   const result = new Map<string, RoleModel>();
   for (const [roleName, role] of Object.entries(roles)) {
     const access = new Map<string, RoleTableAccess>();
     for (const [tableName, t] of Object.entries(role.tables)) {
       const path = ["roles", roleName, "tables", tableName];
       const table = tables.get(tableName);
-      if (tableName !== "*" && !table) report(path, `no table '${tableName}'`);
+      if (tableName !== "*" && !table && !lost.has(["tables", tableName]))
+        report(path, `no table '${tableName}'`);
       if (tableName === "*" && (t.rowFilter || t.columns)) {
         report(path, "rowFilter and columns can only be set for a named table");
       }
       if (table) {
         t.columns?.forEach((c, i) => {
-          if (!table.columns.has(c))
+          if (!table.columns.has(c) && !lost.has(["tables", tableName, "columns", c]))
             report([...path, "columns", i], `'${c}' is not a column of '${tableName}'`);
         });
         for (const k of table.key) {
-          if (t.columns && !t.columns.includes(k)) {
+          if (t.columns && !t.columns.includes(k) && !lost.has(["tables", tableName, "columns", k])) {
             report([...path, "columns"], `must include the key column '${k}'`);
           }
         }
-        if (t.rowFilter && checkFilter) {
-          const problem = checkFilter(
-            t.rowFilter,
-            [...table.columns.values()].map((c) => ({ name: c.name, type: c.type })),
-          );
-          if (problem) report([...path, "rowFilter"], problem);
-        }
+        checkFilterOver(
+          t.rowFilter,
+          [...table.columns.values()].map((c) => ({ name: c.name, type: c.type })),
+          new Set(lost.namesWithin(["tables", tableName, "columns"])),
+          [...path, "rowFilter"],
+          context,
+        );
       }
       access.set(tableName, {
         access: new Set(t.access),
@@ -365,56 +435,11 @@ function compileRoles(
   return result;
 }
 
-function checkRules(rules: RuleDefinition[], tables: Map<string, TableModel>, report: Report): void {
-  rules.forEach((rule, i) => {
-    const path = ["rules", i];
-    const table = tables.get(rule.table);
-    if (!table) {
-      report([...path, "table"], `no table '${rule.table}'`);
-      return;
-    }
-    const needColumn = ["sum", "count", "min", "max", "formula", "parentCopy"].includes(rule.type);
-    if (needColumn) {
-      if (!rule.column) report(path, `a ${rule.type} rule needs 'column'`);
-      else if (!table.columns.has(rule.column))
-        report([...path, "column"], `'${rule.column}' is not a column of '${rule.table}'`);
-    }
-    if (["sum", "count", "min", "max"].includes(rule.type)) {
-      const rel = rule.children ? table.children.get(rule.children) : undefined;
-      if (!rel)
-        report([...path, "children"], `'${rule.children ?? ""}' is not a child list of '${rule.table}'`);
-      else if (rule.type !== "count") {
-        const child = tables.get(rel.childTable)!;
-        if (!rule.of || !child.columns.has(rule.of)) {
-          report([...path, "of"], `'${rule.of ?? ""}' is not a column of '${rel.childTable}'`);
-        }
-      }
-    }
-    if (["formula", "validation", "commitValidation"].includes(rule.type) && !rule.expression) {
-      report(path, `a ${rule.type} rule needs 'expression'`);
-    }
-    if (["earlyEvent", "event", "commitEvent"].includes(rule.type) && !rule.code) {
-      report(path, `a ${rule.type} rule needs 'code'`);
-    }
-    if (rule.type === "parentCopy") {
-      const rel = rule.parent ? table.parents.get(rule.parent) : undefined;
-      if (!rel) report([...path, "parent"], `'${rule.parent ?? ""}' is not a parent role of '${rule.table}'`);
-      else if (!rule.from || !tables.get(rel.parentTable)!.columns.has(rule.from)) {
-        report([...path, "from"], `'${rule.from ?? ""}' is not a column of '${rel.parentTable}'`);
-      }
-    }
-    if (rule.type === "managedParent") {
-      const rel = rule.parent ? table.parents.get(rule.parent) : undefined;
-      if (!rel) report([...path, "parent"], `'${rule.parent ?? ""}' is not a parent role of '${rule.table}'`);
-    }
-  });
-}
-
-function checkAuthentication(definition: ProjectDefinition, report: Report): void {
+function checkAuthentication(definition: ProjectDefinition, { lost, report }: Context): void {
   const auth = definition.authentication;
   if (auth.provider !== "custom") return;
   if (!auth.library) report(["authentication", "library"], "a custom provider needs 'library'");
-  else if (!definition.libraries[auth.library]) {
+  else if (!Object.hasOwn(definition.libraries, auth.library) && !lost.has(["libraries", auth.library])) {
     report(["authentication", "library"], `no library '${auth.library}' in 'libraries'`);
   }
   if (!auth.createFunction)

@@ -4,7 +4,7 @@
  * resource's own filter, and the role's row filters; ordering with the key as
  * the final tie-breaker.
  */
-import type { Document } from "mongodb";
+
 import { errors } from "../../../../shared/errors.ts";
 import {
   type AttributeSchema,
@@ -15,10 +15,29 @@ import {
   parseSysfilter,
   parseSysorder,
 } from "../query/index.ts";
+import type { RowDocument, RowQuery } from "../store/tenant-rows.ts";
 import type { Permission } from "./authorization.ts";
-import type { ResourceModel, TableModel } from "./project-model.ts";
+import type { Relationship, ResourceModel, TableModel } from "./project-model.ts";
 
 export type SortSpec = [string, 1 | -1][];
+
+/**
+ * What a project definition writes once — row filters, a resource's filter and order, and the
+ * schemas they are checked against — is parsed once per project model (a model is one revision of
+ * a project) and kept with the table or resource it belongs to. Only the globals a key binds into
+ * a filter differ per request, so only that last step runs every time.
+ */
+const definitionParts = new WeakMap<TableModel | ResourceModel, Map<string, unknown>>();
+
+function once<T>(owner: TableModel | ResourceModel, part: string, make: () => T): T {
+  let parts = definitionParts.get(owner);
+  if (!parts) {
+    parts = new Map();
+    definitionParts.set(owner, parts);
+  }
+  if (!parts.has(part)) parts.set(part, make());
+  return parts.get(part) as T;
+}
 
 export interface ClientQuery {
   filters: string[];
@@ -36,6 +55,11 @@ export function resourceSchema(resource: ResourceModel, visible: Set<string> | n
   return schema;
 }
 
+/** Every attribute of the resource: what its own filter and order may name. */
+function definedSchema(resource: ResourceModel): AttributeSchema {
+  return once(resource, "schema", () => resourceSchema(resource, null));
+}
+
 export function tableSchema(table: TableModel): AttributeSchema {
   const schema: AttributeSchema = {};
   for (const c of table.columns.values()) schema[c.name] = { field: c.name, type: c.type };
@@ -47,11 +71,16 @@ export function rowFilterQuery(
   table: TableModel,
   permission: Permission,
   globals: Record<string, unknown>,
-): Document | null {
+): RowQuery | null {
   if (!permission.rowFilters) return null;
-  const schema = tableSchema(table);
+  const schema = once(table, "schema", () => tableSchema(table));
   const parts = permission.rowFilters.map((text) =>
-    compileFilter(parseFilter(text, "row filter"), schema, globals, { label: "row filter" }),
+    compileFilter(
+      once(table, `row filter ${text}`, () => parseFilter(text, "row filter")),
+      schema,
+      globals,
+      { label: "row filter" },
+    ),
   );
   return parts.length === 1 ? parts[0]! : { $or: parts };
 }
@@ -61,19 +90,27 @@ export function buildQuery(
   permission: Permission,
   globals: Record<string, unknown>,
   client: ClientQuery,
-): Document {
+): RowQuery {
   const schema = resourceSchema(resource, permission.columns);
-  const parts: Document[] = [];
+  const parts: RowQuery[] = [];
   for (const text of client.filters) parts.push(compileFilter(parseFilter(text), schema, globals));
   for (const text of client.sysfilters) parts.push(compileFilter(parseSysfilter(text), schema, globals));
-  if (resource.filter)
-    parts.push(compileFilter(parseFilter(resource.filter), resourceSchema(resource, null), globals));
+  const filter = resource.filter;
+  if (filter) {
+    const parsed = once(resource, "filter", () => parseFilter(filter));
+    parts.push(compileFilter(parsed, definedSchema(resource), globals));
+  }
   const rows = rowFilterQuery(resource.table, permission, globals);
   if (rows) parts.push(rows);
   return and(parts);
 }
 
-export function and(parts: Document[]): Document {
+/** The children of one parent row through `rel`: each foreign-key column equal to the parent's key column. */
+export function childrenQuery(rel: Relationship, parent: Record<string, unknown>): RowQuery {
+  return Object.fromEntries(rel.childColumns.map((c, i) => [c, { $eq: parent[rel.parentColumns[i]!] }]));
+}
+
+export function and(parts: RowQuery[]): RowQuery {
   const kept = parts.filter((p) => Object.keys(p).length > 0);
   if (kept.length === 0) return {};
   return kept.length === 1 ? kept[0]! : { $and: kept };
@@ -87,8 +124,9 @@ export function buildSort(resource: ResourceModel, permission: Permission, clien
   };
   for (const text of client.orders) push(compileOrder(parseOrder(text), schema));
   for (const text of client.sysorders) push(compileOrder(parseSysorder(text), schema));
-  if (sort.length === 0 && resource.order)
-    push(compileOrder(parseOrder(resource.order), resourceSchema(resource, null)));
+  const order = resource.order;
+  if (sort.length === 0 && order)
+    push(once(resource, "order", () => compileOrder(parseOrder(order), definedSchema(resource))));
   for (const k of resource.table.key) if (!sort.some(([f]) => f === k)) sort.push([k, 1]);
   return sort;
 }
@@ -98,12 +136,17 @@ export function isKeyOrder(table: TableModel, sort: SortSpec): boolean {
   return sort.length === table.key.length && sort.every(([f, d], i) => f === table.key[i] && d === 1);
 }
 
+/** Where the next page starts when keyset paging applies (the last row's key), else undefined. */
+export function pagekeyAfter(table: TableModel, sort: SortSpec, last: RowDocument): unknown[] | undefined {
+  return isKeyOrder(table, sort) ? table.key.map((k) => last[k]) : undefined;
+}
+
 /** Rows strictly after `last` in key order (lexicographic over the key columns). */
-export function afterKey(table: TableModel, last: unknown[]): Document {
+export function afterKey(table: TableModel, last: unknown[]): RowQuery {
   if (last.length !== table.key.length)
     throw errors.malformed("The paging position does not fit this resource");
-  const alternatives: Document[] = table.key.map((k, i) => {
-    const clause: Document = {};
+  const alternatives: RowQuery[] = table.key.map((k, i) => {
+    const clause: RowQuery = {};
     for (let j = 0; j < i; j++) clause[table.key[j]!] = { $eq: last[j] };
     clause[k] = { $gt: last[i] };
     return clause;

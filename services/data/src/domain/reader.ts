@@ -1,10 +1,15 @@
 /**
  * GET of a resource: one query for the page (pagesize + 1 rows to know whether
- * more exist), then one query per nested level for the whole page, never one
- * per row. Deep pages in key order use a keyset position instead of skip.
+ * more exist), then one query per nested level for the whole page, not one per
+ * row (plus at most one per parent with more children than a page; see
+ * firstChildren). Deep pages in key order use a keyset position instead of skip.
+ *
+ * Each parent's children are paged on their own: a parent shows up to
+ * pagesize children and, when it has more, a next_batch that lists the rest of
+ * them (the nested resource read alone, restricted to that parent).
  */
-import type { Document } from "mongodb";
-import type { RowDocument, TenantStore } from "../store/tenant-store.ts";
+import { errors } from "../../../../shared/errors.ts";
+import type { RowDocument, RowQuery, TenantRows } from "../store/tenant-rows.ts";
 import { type Permission, type Principal, permissionFor, requirePermission } from "./authorization.ts";
 import type { ProjectModel, ResourceModel } from "./project-model.ts";
 import {
@@ -13,11 +18,14 @@ import {
   buildQuery,
   buildSort,
   type ClientQuery,
+  childrenQuery,
   isKeyOrder,
+  pagekeyAfter,
   rowFilterQuery,
+  type SortSpec,
 } from "./query-builder.ts";
-import { type Addressing, collectionHref, equalsFilter, toWire, type WireObject } from "./representation.ts";
-import { rowId } from "./values.ts";
+import { type Addressing, toWire, type WireObject } from "./representation.ts";
+import { keySegment, parseKeySegment, rowId } from "./values.ts";
 
 export interface ReadRequest {
   project: ProjectModel;
@@ -31,16 +39,41 @@ export interface ReadRequest {
   offset: number;
   /** Keyset position from a previous page's next_batch (key values of its last row). */
   pagekey?: unknown[];
+  /** Nested resource of children only: the key of the container row whose children to list. */
+  parent?: Record<string, unknown>;
   nometa: boolean;
   /** Builds the next_batch URL for the given offset and keyset position. */
   nextBatchUrl: (offset: number, pagekey: unknown[] | undefined) => string;
+  /** Builds the next_batch URL of one parent's children: `sub` read alone, restricted to that parent. */
+  childrenBatchUrl: (
+    sub: ResourceModel,
+    parent: string,
+    offset: number,
+    pagekey: unknown[] | undefined,
+  ) => string;
 }
 
-export async function readResource(store: TenantStore, req: ReadRequest): Promise<WireObject[]> {
+const NO_CLIENT_QUERY: ClientQuery = { filters: [], sysfilters: [], orders: [], sysorders: [] };
+
+/** The typed key of the container row named by the `parent` parameter of a nested resource of children. */
+export function parseParentKey(resource: ResourceModel, raw: string): Record<string, unknown> {
+  if (resource.via?.kind !== "children") {
+    throw errors.malformed(
+      `Parameter 'parent' applies to nested resources that list a parent's children, not to '${resource.name}'`,
+    );
+  }
+  return parseKeySegment(resource.via.container.table, raw);
+}
+
+export async function readResource(store: TenantRows, req: ReadRequest): Promise<WireObject[]> {
   const { project, principal, resource } = req;
   const permission = requirePermission(project, principal, resource.table, "read");
-  const collection = store.rows(project.account, project.name, resource.table.name);
   let query = buildQuery(resource, permission, principal.globals, req.client);
+  if (req.parent) {
+    const children = await childrenOfVisibleParent(store, req, resource, req.parent);
+    if (!children) return [];
+    query = and([children, query]);
+  }
   const sort = buildSort(resource, permission, req.client);
   let skip = req.offset;
   if (req.key) {
@@ -50,9 +83,11 @@ export async function readResource(store: TenantStore, req: ReadRequest): Promis
     query = and([query, afterKey(resource.table, req.pagekey)]);
     skip = 0;
   }
-  const docs = await collection
-    .find(query, { sort, skip, limit: req.pagesize + 1, maxTimeMS: store.queryTimeoutMs })
-    .toArray();
+  const docs = await store.find(project.storage, resource.table.name, query, {
+    sort,
+    skip,
+    limit: req.pagesize + 1,
+  });
   const more = docs.length > req.pagesize;
   const page = more ? docs.slice(0, req.pagesize) : docs;
   const objects = page.map((doc) =>
@@ -65,15 +100,37 @@ export async function readResource(store: TenantStore, req: ReadRequest): Promis
   await attachSubresources(store, req, resource, page, objects);
   if (more && !req.key) {
     const last = page[page.length - 1]!;
-    const pagekey = isKeyOrder(resource.table, sort) ? resource.table.key.map((k) => last[k]) : undefined;
+    const pagekey = pagekeyAfter(resource.table, sort, last);
     objects.push({ "@metadata": { next_batch: req.nextBatchUrl(req.offset + req.pagesize, pagekey) } });
   }
   return objects;
 }
 
+/**
+ * The condition for the children of one container row, or null when the key
+ * may not read that row through the container resource: listing them shows
+ * nothing the container resource with its nested children would not show.
+ */
+async function childrenOfVisibleParent(
+  store: TenantRows,
+  req: ReadRequest,
+  resource: ResourceModel,
+  parentKey: Record<string, unknown>,
+): Promise<RowQuery | null> {
+  const { relationship: rel, container } = resource.via!;
+  const permission = permissionFor(req.project, req.principal, container.table, "read");
+  if (!permission) return null;
+  const visible = and([
+    { _id: rowId(container.table, parentKey) },
+    buildQuery(container, permission, req.principal.globals, NO_CLIENT_QUERY),
+  ]);
+  if (!(await store.exists(req.project.storage, container.table.name, visible))) return null;
+  return childrenQuery(rel, parentKey);
+}
+
 /** Adds each sub-resource to the page's objects with one query per sub-resource. */
 async function attachSubresources(
-  store: TenantStore,
+  store: TenantRows,
   req: ReadRequest,
   container: ResourceModel,
   docs: RowDocument[],
@@ -94,10 +151,7 @@ async function attachSubresources(
         { _id: { $in: ids } },
         rowFilterQuery(sub.table, permission, req.principal.globals) ?? {},
       ]);
-      const parents = await store
-        .rows(req.project.account, req.project.name, sub.table.name)
-        .find(query, { maxTimeMS: store.queryTimeoutMs })
-        .toArray();
+      const parents = await store.find(req.project.storage, sub.table.name, query);
       const byId = new Map(parents.map((p) => [idText(p._id), p]));
       const pageParents: RowDocument[] = [];
       const pageObjects: WireObject[] = [];
@@ -122,7 +176,7 @@ async function attachSubresources(
 }
 
 async function attachChildren(
-  store: TenantStore,
+  store: TenantRows,
   req: ReadRequest,
   sub: ResourceModel,
   permission: Permission,
@@ -130,33 +184,13 @@ async function attachChildren(
   objects: WireObject[],
   name: string,
 ): Promise<void> {
-  const rel = sub.via!.relationship;
-  const fkQuery: Document =
-    rel.childColumns.length === 1
-      ? { [rel.childColumns[0]!]: { $in: unique(docs.map((d) => d[rel.parentColumns[0]!])) } }
-      : {
-          $or: docs.map((d) =>
-            Object.fromEntries(rel.childColumns.map((c, i) => [c, { $eq: d[rel.parentColumns[i]!] }])),
-          ),
-        };
-  const clientQuery = { filters: [], sysfilters: [], orders: [], sysorders: [] };
-  const query = and([fkQuery, buildQuery(sub, permission, req.principal.globals, clientQuery)]);
-  const sort = buildSort(sub, permission, clientQuery);
-  const children = await store
-    .rows(req.project.account, req.project.name, sub.table.name)
-    .find(query, { sort, limit: (req.pagesize + 1) * docs.length, maxTimeMS: store.queryTimeoutMs })
-    .toArray();
-  const groups = new Map<string, RowDocument[]>();
-  for (const child of children) {
-    const k = idText(rel.childColumns.map((c) => child[c]));
-    const list = groups.get(k) ?? [];
-    list.push(child);
-    groups.set(k, list);
-  }
+  const { relationship: rel, container } = sub.via!;
+  const sort = buildSort(sub, permission, NO_CLIENT_QUERY);
+  const found = await firstChildren(store, req, sub, permission, sort, docs);
   const allChildren: RowDocument[] = [];
   const allObjects: WireObject[] = [];
   docs.forEach((d, i) => {
-    const list = groups.get(idText(rel.parentColumns.map((c) => d[c]))) ?? [];
+    const list = found.get(idText(rel.parentColumns.map((c) => d[c]))) ?? [];
     const kept = list.slice(0, req.pagesize);
     const wires = kept.map((c) =>
       toWire(req.addressing, sub, c, {
@@ -165,19 +199,81 @@ async function attachChildren(
         tables: req.project.tables,
       }),
     );
-    if (list.length > req.pagesize && !req.nometa) {
-      const fk = rel.childColumns.map((c, j) => equalsFilter(c, d[rel.parentColumns[j]!])).join(" and ");
-      const filterable = rel.childColumns.every((c) => sub.attributeByName.get(c)?.column.name === c);
-      if (filterable) {
-        const url = `${collectionHref(req.addressing, sub.name)}?filter=${encodeURIComponent(fk)}`;
-        wires.push({ "@metadata": { next_batch: url } });
-      }
-    }
     objects[i]![name] = wires;
     allChildren.push(...kept);
-    allObjects.push(...wires.slice(0, kept.length));
+    allObjects.push(...wires);
+    if (list.length > req.pagesize) {
+      const last = kept[kept.length - 1]!;
+      const pagekey = pagekeyAfter(sub.table, sort, last);
+      const url = req.childrenBatchUrl(sub, keySegment(container.table, d), req.pagesize, pagekey);
+      wires.push({ "@metadata": { next_batch: url } });
+    }
   });
   await attachSubresources(store, req, sub, allChildren, allObjects);
+}
+
+/**
+ * The first pagesize + 1 children of each parent (one more than shown, to know
+ * whether more exist), in the level's order, keyed by the parent's key. One
+ * query sorted by foreign key first, limited to pagesize + 1 rows per parent,
+ * gets them all unless a parent with more children than that takes up the
+ * limit; then the parents it crowded out are queried again, together. The limit
+ * can only be reached when a pending parent has more than a page of children,
+ * and each such round settles at least the first of them, so a level costs one
+ * query plus at most one per parent whose children do not fit in a page.
+ */
+async function firstChildren(
+  store: TenantRows,
+  req: ReadRequest,
+  sub: ResourceModel,
+  permission: Permission,
+  sort: SortSpec,
+  docs: RowDocument[],
+): Promise<Map<string, RowDocument[]>> {
+  const rel = sub.via!.relationship;
+  const want = req.pagesize + 1;
+  const filter = buildQuery(sub, permission, req.principal.globals, NO_CLIENT_QUERY);
+  const byParent: SortSpec = [
+    ...rel.childColumns.map((c): [string, 1] => [c, 1]),
+    ...sort.filter(([field]) => !rel.childColumns.includes(field)),
+  ];
+  const parentOf = (child: RowDocument) => idText(rel.childColumns.map((c) => child[c]));
+  const found = new Map<string, RowDocument[]>();
+  let pending = unique(docs.map((d) => rel.parentColumns.map((c) => d[c])));
+  while (pending.length > 0) {
+    const limit = want * pending.length;
+    const children = await store.find(
+      req.project.storage,
+      sub.table.name,
+      and([foreignKeyIn(rel.childColumns, pending), filter]),
+      { sort: byParent, limit },
+    );
+    const groups = new Map<string, RowDocument[]>();
+    for (const child of children) {
+      const k = parentOf(child);
+      const list = groups.get(k) ?? [];
+      list.push(child);
+      groups.set(k, list);
+    }
+    // Cut off by the limit: the last parent's children may go on, and parents not reached may have some.
+    const cut = children.length === limit ? parentOf(children[children.length - 1]!) : undefined;
+    const next: unknown[][] = [];
+    for (const values of pending) {
+      const k = idText(values);
+      const list = groups.get(k) ?? [];
+      const settled = cut === undefined || list.length >= want || (list.length > 0 && k !== cut);
+      if (settled) found.set(k, list.slice(0, want));
+      else next.push(values);
+    }
+    pending = next;
+  }
+  return found;
+}
+
+/** Rows whose foreign key `columns` hold one of the given value tuples. */
+function foreignKeyIn(columns: string[], tuples: unknown[][]): RowQuery {
+  if (columns.length === 1) return { [columns[0]!]: { $in: tuples.map((t) => t[0]) } };
+  return { $or: tuples.map((t) => Object.fromEntries(columns.map((c, i) => [c, { $eq: t[i] }]))) };
 }
 
 function parentIdOf(columns: string[], doc: RowDocument): unknown {

@@ -3,7 +3,7 @@
  * dropped) and `@metadata` with href, checksum and links to child collections.
  */
 import { printName, printString } from "../query/index.ts";
-import type { RowDocument } from "../store/tenant-store.ts";
+import type { RowDocument } from "../store/tenant-rows.ts";
 import type { ResourceModel, TableModel } from "./project-model.ts";
 import { keySegment, outputValue } from "./values.ts";
 
@@ -16,6 +16,15 @@ export interface Addressing {
 }
 
 export type WireObject = Record<string, unknown> & { "@metadata"?: Record<string, unknown> };
+
+/** The URL in the trailing `{"@metadata": {"next_batch": …}}` element of a page, if it has one. */
+export function nextBatchOf(value: unknown): string | undefined {
+  if (!Array.isArray(value) || value.length === 0) return undefined;
+  const last: unknown = value[value.length - 1];
+  if (typeof last !== "object" || last === null) return undefined;
+  const meta = (last as WireObject)["@metadata"];
+  return Object.keys(last).length === 1 && typeof meta?.next_batch === "string" ? meta.next_batch : undefined;
+}
 
 export function collectionHref(a: Addressing, resourceName: string): string {
   return `${a.restBase}/${encodeURIComponent(a.account)}/${encodeURIComponent(a.project)}/${encodeURIComponent(a.version)}/${resourceName}`;

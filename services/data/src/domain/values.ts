@@ -4,10 +4,15 @@
  * conversion back to JSON, and primary keys in URLs and `_id`s.
  */
 import { errors } from "../../../../shared/errors.ts";
-import type { RowId } from "../store/tenant-store.ts";
+import type { RowId } from "../store/tenant-rows.ts";
 import type { ColumnModel, TableModel } from "./project-model.ts";
 
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+
+/** True for an object that is not an array (and not null): a JSON object. */
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
 
 /** Coerces one value for `column`; `label` names the attribute in errors. null stays null. */
 export function coerceValue(column: ColumnModel, value: unknown, label: string): unknown {

@@ -4,9 +4,9 @@
  * its final state. Rows read during planning are cached so each is read once.
  */
 import { randomBytes } from "node:crypto";
-import type { RowDocument, RowId, TenantStore } from "../store/tenant-store.ts";
-import type { PlannedWrite } from "../store/unit-of-work.ts";
+import type { RowDocument, RowId, RowQuery, RowWrite, TenantRows } from "../store/tenant-rows.ts";
 import type { ProjectModel, Relationship, ResourceModel, TableModel } from "./project-model.ts";
+import { childrenQuery } from "./query-builder.ts";
 import { rowId } from "./values.ts";
 
 export type Verb = "INSERT" | "UPDATE" | "DELETE";
@@ -37,12 +37,12 @@ function rowKey(table: TableModel, id: RowId): string {
 
 export class WritePlan {
   readonly project: ProjectModel;
-  readonly #store: TenantStore;
+  readonly #store: TenantRows;
   readonly #changes = new Map<string, RowChange>();
   readonly #reads = new Map<string, RowDocument | null>();
   readonly #fired = new Map<string, FiredRule[]>();
 
-  constructor(store: TenantStore, project: ProjectModel) {
+  constructor(store: TenantRows, project: ProjectModel) {
     this.#store = store;
     this.project = project;
   }
@@ -57,12 +57,41 @@ export class WritePlan {
     const change = this.#changes.get(k);
     if (change) return change.after;
     if (!this.#reads.has(k)) {
-      const doc = await this.#store
-        .rows(this.project.account, this.project.name, table.name)
-        .findOne({ _id: id }, { maxTimeMS: this.#store.queryTimeoutMs });
+      const doc = await this.#store.get(this.project.storage, table.name, id);
       this.#reads.set(k, doc);
     }
     return this.#reads.get(k) ?? null;
+  }
+
+  /**
+   * The row with this id if the request already knows it (planned, or read before), without
+   * asking the store. A plain insert relies on this and on the store's unique key: a row the
+   * request does not know about makes the commit fail with a duplicate key (docs/architecture.md).
+   */
+  known(table: TableModel, id: RowId): RowDocument | null {
+    const k = rowKey(table, id);
+    const change = this.#changes.get(k);
+    if (change) return change.after;
+    return this.#reads.get(k) ?? null;
+  }
+
+  /**
+   * Reads, with one query, the rows of `ids` this request has neither planned
+   * nor read yet, so that `current` answers them without reading.
+   */
+  async prefetch(table: TableModel, ids: Iterable<RowId>): Promise<void> {
+    const missing = [...new Set(ids)].filter((id) => {
+      const k = rowKey(table, id);
+      return !this.#changes.has(k) && !this.#reads.has(k);
+    });
+    if (missing.length === 0) return;
+    if (missing.length === 1) {
+      await this.current(table, missing[0]!);
+      return;
+    }
+    const docs = await this.findStored(table, { _id: { $in: missing } });
+    const found = new Set(docs.map((d) => rowKey(table, d._id)));
+    for (const id of missing) if (!found.has(rowKey(table, id))) this.#reads.set(rowKey(table, id), null);
   }
 
   /** Remembers rows found by a query, so later lookups by id do not read them again. */
@@ -146,11 +175,8 @@ export class WritePlan {
   }
 
   /** Rows of `table` as stored before this request that match `query` (remembered, so later reads are free). */
-  async findStored(table: TableModel, query: Record<string, unknown>): Promise<RowDocument[]> {
-    const docs = await this.#store
-      .rows(this.project.account, this.project.name, table.name)
-      .find(query, { maxTimeMS: this.#store.queryTimeoutMs })
-      .toArray();
+  async findStored(table: TableModel, query: RowQuery): Promise<RowDocument[]> {
+    const docs = await this.#store.find(this.project.storage, table.name, query);
     for (const d of docs) this.remember(table, d);
     return docs;
   }
@@ -164,10 +190,7 @@ export class WritePlan {
     const child = this.project.tables.get(rel.childTable)!;
     const parentTable = this.project.tables.get(rel.parentTable)!;
     const parentId = rowId(parentTable, parent);
-    const query = Object.fromEntries(
-      rel.childColumns.map((c, i) => [c, { $eq: parent[rel.parentColumns[i]!] }]),
-    );
-    const stored = await this.findStored(child, query);
+    const stored = await this.findStored(child, childrenQuery(rel, parent));
     const out = new Map<string, RowDocument>();
     for (const d of stored) {
       const now = await this.current(child, d._id);
@@ -182,12 +205,7 @@ export class WritePlan {
 
   /** Next value of a table's generated key (rules insert rows too). */
   nextSequence(table: TableModel): Promise<number> {
-    return this.#store.nextSequence(
-      this.project.account,
-      this.project.name,
-      table.name,
-      table.generatedColumn!,
-    );
+    return this.#store.nextSequence(this.project.storage, table.name, table.generatedColumn!);
   }
 
   /** Records that a rule ran for a row. */
@@ -206,13 +224,13 @@ export class WritePlan {
     return this.#fired.get(rowKey(change.table, change.id)) ?? [];
   }
 
-  /** The guarded writes that carry out the plan. */
-  writes(): PlannedWrite[] {
-    return this.changes.flatMap((c): PlannedWrite[] => {
-      const collection = `${this.project.name}.${c.table.name}`;
-      if (c.verb === "INSERT") return [{ kind: "insert", collection, after: c.after! }];
-      if (c.verb === "UPDATE") return [{ kind: "update", collection, before: c.before!, after: c.after! }];
-      return c.before ? [{ kind: "delete", collection, before: c.before }] : [];
+  /** The row writes that carry out the plan (each guarded by the row's checksum as read). */
+  writes(): RowWrite[] {
+    return this.changes.flatMap((c): RowWrite[] => {
+      const table = c.table.name;
+      if (c.verb === "INSERT") return [{ kind: "insert", table, after: c.after! }];
+      if (c.verb === "UPDATE") return [{ kind: "update", table, before: c.before!, after: c.after! }];
+      return c.before ? [{ kind: "delete", table, before: c.before }] : [];
     });
   }
 }

@@ -3,17 +3,15 @@
  * request (actions INSERT, UPDATE, DELETE, MERGE_INSERT, LOOKUP; nested children
  * and parents), then commits the plan as one unit and answers the txsummary.
  */
-import { errors } from "../../../../shared/errors.ts";
-import type { Logger } from "../../../../shared/logger.ts";
-import { anyLocked, lockRows } from "../logic/row-locks.ts";
-import type { RowDocument, TenantStore } from "../store/tenant-store.ts";
-import { ConflictError, commitWrites } from "../store/unit-of-work.ts";
+import { type ApiError, errors } from "../../../../shared/errors.ts";
+import type { RowDocument, RowWrite, TenantRows, WriteLoop } from "../store/tenant-rows.ts";
 import { type Permission, type Principal, permissionFor, requirePermission } from "./authorization.ts";
+import { newRowValues } from "./new-row.ts";
 import type { AccessLevel } from "./project-definition.ts";
 import type { ProjectModel, Relationship, ResourceModel, TableModel, VersionModel } from "./project-model.ts";
-import { and, rowFilterQuery } from "./query-builder.ts";
+import { and, childrenQuery, rowFilterQuery } from "./query-builder.ts";
 import { type Addressing, checksumOf, objectHref, toWire, type WireObject } from "./representation.ts";
-import { coerceValue, parseKeySegment, rowId } from "./values.ts";
+import { coerceValue, isPlainObject, parseKeySegment, rowId } from "./values.ts";
 import { newChecksum, type RowChange, WritePlan } from "./write-plan.ts";
 
 export const ACTIONS = ["INSERT", "UPDATE", "DELETE", "MERGE_INSERT", "LOOKUP"] as const;
@@ -54,15 +52,8 @@ export interface PlanContext {
 /** Hook for the logic engine: runs after the client's objects are planned and before the commit. */
 export type PlanExtension = (plan: WritePlan, principal: Principal, context: PlanContext) => Promise<unknown>;
 
-/** Options of executeWrite beyond the request (tests use `commitHooks` to inject store failures). */
-export interface WriteOptions {
-  commitHooks?: { beforeWrite?: (index: number) => Promise<void> };
-  /** Plans of one request at most (the first and the retries after write conflicts). Default 8. */
-  maxAttempts?: number;
-}
-
 interface Ctx {
-  store: TenantStore;
+  store: TenantRows;
   req: WriteRequest;
   plan: WritePlan;
   objectCount: number;
@@ -70,74 +61,28 @@ interface Ctx {
 
 /**
  * Plans the request, lets the logic engine extend the plan, and commits it
- * while holding in-process locks on the rows it writes. When another request
- * wrote those rows since they were read (a lock was busy, or the guarded
- * commit failed), the request is planned again from scratch on top of it: a
- * row the client addressed with a checksum then fails the checksum check at
- * planning (409), while parents adjusted by rules simply get this adjustment
- * on top of the other one.
+ * through the write loop (store/write-loop.ts), which plans it again when another
+ * request wrote the same rows meanwhile.
  */
 export async function executeWrite(
-  store: TenantStore,
+  store: TenantRows,
+  loop: WriteLoop,
   req: WriteRequest,
-  logger: Logger,
   extend?: PlanExtension,
-  options: WriteOptions = {},
 ): Promise<WriteResult> {
-  const maxAttempts = options.maxAttempts ?? 8;
   const version = req.project.versions.get(req.addressing.version)!;
-  let held = new Set<string>();
-  let release: () => void = () => {};
-  try {
-    for (let attempt = 1; ; attempt++) {
-      const plan = new WritePlan(store, req.project);
-      await planRequest({ store, req, plan, objectCount: 0 });
-      if (extend) await extend(plan, req.principal, { resource: req.resource, version });
-      // Requests of this process that write the same rows take turns: the later one plans again on
-      // top of the earlier one's commit instead of committing a stale plan and undoing it. (Across
-      // processes, the unit of work's guarded writes and row locks catch the conflict.)
-      const keys = lockKeys(req.project, plan.changes);
-      const unheld = keys.filter((k) => !held.has(k));
-      if (unheld.length > 0) {
-        const contended = held.size > 0 || anyLocked(unheld);
-        release();
-        held = new Set([...held, ...keys]);
-        release = await lockRows(held);
-        // Another request was writing these rows: plan again on top of what it wrote.
-        if (contended && attempt < maxAttempts) continue;
-      }
-      const writes = plan.writes();
-      try {
-        await commitWrites(store, req.project.account, writes, logger, options.commitHooks);
-      } catch (err) {
-        // The unit of work has undone what it applied (retrying while the store was away).
-        if (!(err instanceof ConflictError) || attempt >= maxAttempts) throw err;
-        // A writer outside this process changed a row since it was read: plan again (locks kept).
-        logger.debug({ attempt }, "write conflict; planning the request again");
-        await sleep(Math.random() * 10 * attempt);
-        continue;
-      }
-      return {
-        changes: plan.changes,
-        txsummary: txsummary(req, plan.changes),
-        rulesummary: rulesummary(req, plan),
-        attempts: attempt,
-      };
-    }
-  } finally {
-    release();
-  }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-/** In-process lock keys of the stored rows a plan writes (inserts are guarded by the unique key). */
-function lockKeys(project: ProjectModel, changes: RowChange[]): string[] {
-  return changes
-    .filter((c) => c.before)
-    .map((c) => JSON.stringify([project.account, project.name, c.table.name, c.id]));
+  const { value: plan, attempts } = await loop.run(req.project.storage, async () => {
+    const plan = new WritePlan(store, req.project);
+    await planRequest({ store, req, plan, objectCount: 0 });
+    if (extend) await extend(plan, req.principal, { resource: req.resource, version });
+    return { writes: plan.writes(), value: plan, duplicate: (write) => duplicateKey(plan, write) };
+  });
+  return {
+    changes: plan.changes,
+    txsummary: txsummary(req, plan.changes),
+    rulesummary: rulesummary(req, plan),
+    attempts,
+  };
 }
 
 async function planRequest(ctx: Ctx): Promise<void> {
@@ -188,10 +133,6 @@ function txsummary(req: WriteRequest, changes: RowChange[]): WireObject[] {
     if (c.after) meta.checksum = checksumOf(c.after);
     return { "@metadata": meta, ...wire };
   });
-}
-
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
 interface ObjectContext {
@@ -401,10 +342,8 @@ async function loadVisible(
   const rows = rowFilterQuery(table, permission, ctx.req.principal.globals);
   if (!rows) return doc;
   // A key cannot touch a row its row filter hides: check the row against the filter in the store.
-  const visible = await ctx.store
-    .rows(ctx.req.project.account, ctx.req.project.name, table.name)
-    .countDocuments(and([{ _id: id }, rows]), { limit: 1, maxTimeMS: ctx.store.queryTimeoutMs });
-  return visible > 0 || ctx.plan.planned(table, id)?.verb === "INSERT" ? doc : null;
+  const visible = await ctx.store.exists(ctx.req.project.storage, table.name, and([{ _id: id }, rows]));
+  return visible || ctx.plan.planned(table, id)?.verb === "INSERT" ? doc : null;
 }
 
 function describeKey(key: Record<string, unknown>): string {
@@ -419,32 +358,30 @@ async function insertRow(
   values: Record<string, unknown>,
 ): Promise<RowDocument> {
   const table = resource.table;
-  const row: Record<string, unknown> = {};
-  for (const column of table.columns.values()) {
-    if (values[column.name] !== undefined) row[column.name] = values[column.name];
-    else if (column.default !== undefined)
-      row[column.name] = coerceValue(column, column.default, column.name);
-  }
-  const gen = table.generatedColumn;
-  if (gen && (row[gen] === undefined || row[gen] === null)) {
-    row[gen] = await ctx.plan.nextSequence(table);
-  }
-  for (const column of table.columns.values()) {
-    const missing = row[column.name] === undefined || row[column.name] === null;
-    if (missing && (column.required || table.key.includes(column.name))) {
-      throw errors.badAttribute(`Attribute '${attributeName(resource, column.name)}' is required`);
-    }
-  }
+  const row = await newRowValues(table, values, {
+    nextSequence: () => ctx.plan.nextSequence(table),
+    missing: (column) => errors.badAttribute(`Attribute '${attributeName(resource, column)}' is required`),
+  });
   await checkParentsExist(ctx, table, row);
   const id = rowId(table, row);
-  const existing = await ctx.plan.current(table, id);
-  if (existing)
-    throw errors.badAttribute(
-      `An object with key ${describeKey(rowKeyValues(table, row as RowDocument))} already exists in '${resource.name}'`,
-    );
+  // No read: a stored row with this key fails the commit (duplicateKey below).
+  if (ctx.plan.known(table, id)) throw alreadyExists(resource, row as RowDocument);
   const doc = { ...row, _id: id, _ck: newChecksum() } as RowDocument;
   ctx.plan.insert(resource, doc);
   return doc;
+}
+
+function alreadyExists(resource: ResourceModel, row: RowDocument): ApiError {
+  return errors.badAttribute(
+    `An object with key ${describeKey(rowKeyValues(resource.table, row))} already exists in '${resource.name}'`,
+  );
+}
+
+/** The store refused an insert of the plan for its key: answered in terms of the resource written. */
+function duplicateKey(plan: WritePlan, write: RowWrite & { kind: "insert" }): ApiError {
+  // plan.writes() builds every insert from a change's `after`, so the change is there.
+  const change = plan.changes.find((c) => c.after === write.after)!;
+  return alreadyExists(change.resource, write.after);
 }
 
 function attributeName(resource: ResourceModel, column: string): string {
@@ -538,13 +475,7 @@ async function deleteByKey(
 
 async function checkNoChildren(ctx: Ctx, table: TableModel, doc: RowDocument): Promise<void> {
   for (const rel of table.children.values()) {
-    const query = Object.fromEntries(
-      rel.childColumns.map((c, i) => [c, { $eq: doc[rel.parentColumns[i]!] }]),
-    );
-    const count = await ctx.store
-      .rows(ctx.req.project.account, ctx.req.project.name, rel.childTable)
-      .countDocuments(query, { limit: 1, maxTimeMS: ctx.store.queryTimeoutMs });
-    if (count > 0) {
+    if (await ctx.store.exists(ctx.req.project.storage, rel.childTable, childrenQuery(rel, doc))) {
       throw errors.badAttribute(
         `'${table.name}' ${describeKey(rowKeyValues(table, doc))} cannot be deleted: it has '${rel.childrenName}'`,
       );
@@ -574,10 +505,9 @@ async function findByMetaKey(
     query[attr.column.name] = { $eq: value };
   }
   const rows = rowFilterQuery(resource.table, permission, ctx.req.principal.globals);
-  const found = await ctx.store
-    .rows(ctx.req.project.account, ctx.req.project.name, resource.table.name)
-    .find(and([query, rows ?? {}]), { limit: 2, maxTimeMS: ctx.store.queryTimeoutMs })
-    .toArray();
+  const found = await ctx.store.find(ctx.req.project.storage, resource.table.name, and([query, rows ?? {}]), {
+    limit: 2,
+  });
   if (found.length > 1)
     throw errors.badAttribute(`'@metadata.key' matches more than one object in '${resource.name}'`);
   if (found[0]) ctx.plan.remember(resource.table, found[0]);

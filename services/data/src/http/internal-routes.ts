@@ -11,13 +11,14 @@ import { errors } from "../../../../shared/errors.ts";
 import { hasBearerToken } from "../../../../shared/http/bearer.ts";
 import { readJsonBody } from "../../../../shared/http/json-body.ts";
 import { isValidName } from "../../../../shared/names.ts";
-import type { ProviderRegistry } from "../auth/provider-registry.ts";
 import type { ProjectModel } from "../domain/project-model.ts";
+import type { ProviderRegistry } from "../providers/provider-registry.ts";
 import type { ProjectCache } from "../store/project-cache.ts";
+import { addInternalAdminRoutes, type InternalAdminDeps } from "./internal-admin-routes.ts";
 
-export interface InternalDeps {
+export interface InternalDeps extends InternalAdminDeps {
   serviceTokens: string[];
-  projects: ProjectCache;
+  projects: ProjectCache<ProjectModel>;
   providers: ProviderRegistry;
   maxBodyBytes: number;
 }
@@ -35,6 +36,11 @@ export function settingsOf(project: ProjectModel): ProjectSettings {
     roles: [...project.roles.keys()],
     provider: auth.provider,
     keyLifetimeSeconds: auth.keyLifetimeSeconds ?? DEFAULT_KEY_LIFETIME_SECONDS,
+    ...(auth.provider === "builtin"
+      ? { identityFields: ["username"] }
+      : auth.identityFields
+        ? { identityFields: auth.identityFields }
+        : {}),
   };
 }
 
@@ -74,5 +80,6 @@ export function internalRouter(deps: InternalDeps): Router {
     });
     ctx.body = { project: settingsOf(model), verdict };
   });
+  addInternalAdminRoutes(router, deps);
   return router;
 }

@@ -1,6 +1,9 @@
 /** Bodies of the meta endpoints @license, @tables and @resources. */
+import { ACCESS_LEVELS } from "../domain/project-definition.ts";
 import type { ResourceModel, TableModel } from "../domain/project-model.ts";
 import { collectionHref } from "../domain/representation.ts";
+import type { JavaScriptResourceModel } from "../domain/script-model.ts";
+import type { AccessView } from "./access-view.ts";
 import type { ProjectRequest } from "./project-request.ts";
 
 /** What the original product's command-line client reads before it logs in. */
@@ -19,10 +22,22 @@ export const LICENSE = {
 export const DATA_SOURCE_PREFIX = "main";
 
 /**
- * `prefix`, `entity` (list) and `primaryKeyColumns` (detail) are what `lac describe`
- * and `lac schema list` (liveapicreator-cli 5.x) print.
+ * The columns of `table` the caller may see — those of any access its roles grant
+ * (`null`: every column) — or `undefined` when its roles grant no access to the table.
  */
-export function describeTable(r: ProjectRequest, table: TableModel, detailed: boolean) {
+export function visibleColumns(view: AccessView, table: TableModel): ReadonlySet<string> | null | undefined {
+  const granted = ACCESS_LEVELS.map((level) => view(table, level)).filter((p) => p !== null);
+  if (granted.length === 0) return undefined;
+  if (granted.some((p) => p.columns === null)) return null;
+  return new Set(granted.flatMap((p) => [...(p.columns ?? [])]));
+}
+
+/**
+ * `prefix`, `entity` (list) and `primaryKeyColumns` (detail) are what `lac describe`
+ * and `lac schema list` (liveapicreator-cli 5.x) print. The detail shows the columns
+ * the caller may see, and parents and children among the tables it may see.
+ */
+export function describeTable(r: ProjectRequest, table: TableModel, detailed: boolean, view?: AccessView) {
   const base = {
     name: table.name,
     prefix: DATA_SOURCE_PREFIX,
@@ -30,32 +45,43 @@ export function describeTable(r: ProjectRequest, table: TableModel, detailed: bo
     "@metadata": { href: `${collectionHref(r.addressing, "@tables")}/${encodeURIComponent(table.name)}` },
   };
   if (!detailed) return base;
+  const columns = view ? visibleColumns(view, table) : null;
+  const visibleTable = (name: string) => {
+    const other = r.project.tables.get(name);
+    return !view || (other !== undefined && visibleColumns(view, other) !== undefined);
+  };
   return {
     ...base,
-    columns: table.columnOrder.map((name) => {
-      const c = table.columns.get(name)!;
-      return {
-        name,
-        type: c.type,
-        required: c.required,
-        generated: c.generated,
-        ...(c.default !== undefined ? { default: c.default } : {}),
-      };
-    }),
+    columns: table.columnOrder
+      .filter((name) => !columns || columns.has(name))
+      .map((name) => {
+        const c = table.columns.get(name)!;
+        return {
+          name,
+          type: c.type,
+          required: c.required,
+          generated: c.generated,
+          ...(c.default !== undefined ? { default: c.default } : {}),
+        };
+      }),
     primaryKey: { columns: table.key },
     primaryKeyColumns: table.key,
-    parents: [...table.parents.values()].map((p) => ({
-      name: p.role,
-      parent_table: p.parentTable,
-      child_columns: p.childColumns,
-      parent_columns: p.parentColumns,
-    })),
-    children: [...table.children.values()].map((c) => ({
-      name: c.childrenName,
-      child_table: c.childTable,
-      child_columns: c.childColumns,
-      parent_columns: c.parentColumns,
-    })),
+    parents: [...table.parents.values()]
+      .filter((p) => visibleTable(p.parentTable))
+      .map((p) => ({
+        name: p.role,
+        parent_table: p.parentTable,
+        child_columns: p.childColumns,
+        parent_columns: p.parentColumns,
+      })),
+    children: [...table.children.values()]
+      .filter((c) => visibleTable(c.childTable))
+      .map((c) => ({
+        name: c.childrenName,
+        child_table: c.childTable,
+        child_columns: c.childColumns,
+        parent_columns: c.parentColumns,
+      })),
   };
 }
 
@@ -72,6 +98,17 @@ export function describeResource(r: ProjectRequest, resource: ResourceModel) {
       type: a.column.type,
     })),
     subresources: resource.subresources.map((s) => s.name),
+    "@metadata": { href: collectionHref(r.addressing, resource.name) },
+  };
+}
+
+/** A resource computed by JavaScript: no table, no attributes (its answer is whatever the code makes). */
+export function describeJavaScriptResource(r: ProjectRequest, resource: JavaScriptResourceModel) {
+  return {
+    name: resource.name,
+    resource_type: "JavaScript",
+    apiVersion: r.addressing.version,
+    ...(resource.description !== undefined ? { description: resource.description } : {}),
     "@metadata": { href: collectionHref(r.addressing, resource.name) },
   };
 }

@@ -5,14 +5,15 @@
  */
 import type { Context } from "koa";
 import { errors } from "../../../../shared/errors.ts";
+import { originOf } from "../../../../shared/http/forwarding.ts";
 import type { KeyRecord } from "../../../../shared/keys/key-record.ts";
 import type { KeyValidator } from "../../../../shared/keys/key-validation.ts";
 import { isValidName } from "../../../../shared/names.ts";
 import { type Principal, principalOf } from "../domain/authorization.ts";
 import type { ProjectModel, ResourceModel, VersionModel } from "../domain/project-model.ts";
+import { parseQueryString, type QueryParams } from "../domain/query-params.ts";
 import type { Addressing } from "../domain/representation.ts";
 import type { ProjectCache } from "../store/project-cache.ts";
-import { parseQueryString, type QueryParams } from "./query-params.ts";
 
 export interface ProjectRequest {
   project: ProjectModel;
@@ -27,27 +28,23 @@ export interface ProjectRequest {
 
 export interface ProjectRequestDeps {
   keys: KeyValidator;
-  projects: ProjectCache;
+  projects: ProjectCache<ProjectModel>;
   publicBaseUrl: string | undefined;
 }
 
 function decodeName(raw: string | undefined): string {
-  let name: string;
-  try {
-    name = decodeURIComponent(raw ?? "");
-  } catch {
-    throw errors.malformed("The URL is not valid percent-encoding");
-  }
+  const name = decodeSegment(raw ?? "");
   if (!isValidName(name)) throw errors.notFound(`No such account, project or version: '${name}'`);
   return name;
 }
 
+/** PUBLIC_BASE_URL wins; else the origin the client used (forwarded host/proto only from a trusted proxy). */
 export function restBase(ctx: Context, publicBaseUrl: string | undefined): string {
-  return `${(publicBaseUrl ?? `${ctx.protocol}://${ctx.host}`).replace(/\/+$/, "")}/rest`;
+  return `${(publicBaseUrl ?? originOf(ctx)).replace(/\/+$/, "")}/rest`;
 }
 
 /** Path segments after `/rest/`. */
-export function restSegments(ctx: Context): string[] {
+function restSegments(ctx: Context): string[] {
   return ctx.path.replace(/^\/rest\/?/, "").split("/");
 }
 
@@ -84,24 +81,71 @@ export async function resolveProjectRequest(ctx: Context, deps: ProjectRequestDe
     version,
     key,
     principal: principalOf(key, project),
-    addressing: {
-      restBase: restBase(ctx, deps.publicBaseUrl),
-      account,
-      project: projectName,
-      version: versionName,
-    },
+    addressing: addressingOf(ctx, deps, account, projectName, versionName),
     params,
     rest,
   };
 }
 
-export function resolveResource(version: VersionModel, raw: string): ResourceModel {
-  let name: string;
+function addressingOf(
+  ctx: Context,
+  deps: ProjectRequestDeps,
+  account: string,
+  project: string,
+  version: string,
+): Addressing {
+  return { restBase: restBase(ctx, deps.publicBaseUrl), account, project, version };
+}
+
+/** A request that carries no key in any form (no Authorization header, no `auth` parameter). */
+function carriesNoKey(ctx: Context, params: QueryParams): boolean {
+  return ctx.headers.authorization === undefined && !params.has("auth");
+}
+
+export type PublicRequest = Pick<ProjectRequest, "project" | "version" | "addressing" | "params">;
+
+/**
+ * A keyless request to a project that publishes its API documents
+ * (`apiDocs.public`): its project and version. Undefined in every other case,
+ * so that the caller answers as for any request without a key (401) and a
+ * keyless caller learns nothing about which projects exist.
+ */
+export async function resolvePublicDocsRequest(
+  ctx: Context,
+  deps: ProjectRequestDeps,
+): Promise<PublicRequest | undefined> {
+  const params = parseQueryString(ctx.querystring);
+  if (!carriesNoKey(ctx, params)) return undefined;
+  const [rawAccount, rawProject, rawVersion] = restSegments(ctx).map((raw) => {
+    try {
+      return decodeURIComponent(raw);
+    } catch {
+      return "";
+    }
+  });
+  if (![rawAccount, rawProject, rawVersion].every((n) => isValidName(n ?? ""))) return undefined;
+  const project = await deps.projects.get(rawAccount!, rawProject!);
+  const version = project?.versions.get(rawVersion!);
+  if (!project || !version || project.definition.apiDocs?.public !== true) return undefined;
+  return {
+    project,
+    version,
+    addressing: addressingOf(ctx, deps, rawAccount!, rawProject!, rawVersion!),
+    params,
+  };
+}
+
+/** A path segment, percent-decoded (400 when it is not valid percent-encoding). */
+export function decodeSegment(raw: string): string {
   try {
-    name = decodeURIComponent(raw);
+    return decodeURIComponent(raw);
   } catch {
     throw errors.malformed("The URL is not valid percent-encoding");
   }
+}
+
+export function resolveResource(version: VersionModel, raw: string): ResourceModel {
+  const name = decodeSegment(raw);
   // The original product addressed tables with a data-source prefix (`main:customer`).
   const resource = version.resources.get(name) ?? version.resources.get(name.slice(name.indexOf(":") + 1));
   if (!resource) throw errors.notFound(`No resource '${name}' in version '${version.name}'`);

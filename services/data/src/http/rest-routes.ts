@@ -1,6 +1,8 @@
 /**
  * The data API under /rest: meta endpoints (@heartbeat, @license without a key;
- * @tables, @resources with one) and GET/POST/PUT/DELETE of resources.
+ * @tables, @resources, @docs with one) and GET/POST/PUT/DELETE of resources.
+ * GET answers come as JSON, CSV or XML (response-format.ts); writes and @docs
+ * only as JSON.
  */
 import Router from "@koa/router";
 import type { Context } from "koa";
@@ -8,42 +10,76 @@ import { errors } from "../../../../shared/errors.ts";
 import { readJsonBody } from "../../../../shared/http/json-body.ts";
 import type { Logger } from "../../../../shared/logger.ts";
 import type { ResourceModel } from "../domain/project-model.ts";
-import { readResource } from "../domain/reader.ts";
+import { encodeQuery, flag, parseQueryString, type QueryParams, single } from "../domain/query-params.ts";
 import { collectionHref } from "../domain/representation.ts";
+import { pageWindow, queryWithout, readFromParams } from "../domain/resource-read.ts";
+import { type JavaScriptResourceModel, requireCallable } from "../domain/script-model.ts";
 import { parseKeySegment } from "../domain/values.ts";
 import { executeWrite, type PlanExtension } from "../domain/writer.ts";
+import type { ScriptRequest, ScriptRunner } from "../scripts/script-runner.ts";
+import type { WriteLoop } from "../store/tenant-rows.ts";
 import type { TenantStore } from "../store/tenant-store.ts";
-import { describeResource, describeTable, LICENSE } from "./meta-descriptions.ts";
+import { callerAccess, keyAccess } from "./access-view.ts";
+import { answerCsvColumns } from "./answer-csv-columns.ts";
+import { apiDocument } from "./api-docs.ts";
+import { resourceCsvColumns } from "./csv-columns.ts";
 import {
+  describeJavaScriptResource,
+  describeResource,
+  describeTable,
+  LICENSE,
+  visibleColumns,
+} from "./meta-descriptions.ts";
+import {
+  decodeSegment,
   type ProjectRequest,
   type ProjectRequestDeps,
+  type PublicRequest,
   resolveProjectRequest,
+  resolvePublicDocsRequest,
   resolveResource,
 } from "./project-request.ts";
-import { encodeQuery, flag, intParam, single } from "./query-params.ts";
+import { formatOf, requireJson, respond } from "./response-format.ts";
 
 export interface RestDeps extends ProjectRequestDeps {
   tenants: TenantStore;
+  writeLoop: WriteLoop;
   logger: Logger;
   maxBodyBytes: number;
   planExtension?: PlanExtension;
+  /** JavaScript resources and request/response events. */
+  scripts: ScriptRunner;
+  /** The `Authorization` scheme words accepted (for the API document). */
+  authSchemes: string[];
 }
 
-export const PAGESIZE_DEFAULT = 20;
-export const PAGESIZE_MAX = 5000;
+const column = (name: string) => ({ header: name, path: [name] });
+const TABLE_LIST_CSV = ["name", "prefix", "entity"].map(column);
+const RESOURCE_LIST_CSV = ["name", "resource_type", "apiVersion", "table"].map(column);
 
 export function restRouter(deps: RestDeps): Router {
   const router = new Router({ prefix: "/rest" });
 
   router.get("/:account/:project/:version/@heartbeat", (ctx) => {
-    ctx.body = { status: "ok", time: new Date().toISOString() };
+    const format = formatOf(ctx, parseQueryString(ctx.querystring));
+    respond(ctx, format, { status: "ok", time: new Date().toISOString() });
   });
   router.get("/:account/:project/:version/@license", (ctx) => {
-    ctx.body = LICENSE;
+    respond(ctx, formatOf(ctx, parseQueryString(ctx.querystring)), LICENSE);
   });
+  // The tables (and of each, the columns) the key's roles grant any access to; all with an apiDocs role.
   router.get("/:account/:project/:version/@tables", async (ctx) => {
     const r = await resolveProjectRequest(ctx, deps);
-    ctx.body = [...r.project.tables.values()].map((t) => describeTable(r, t, false));
+    const format = formatOf(ctx, r.params);
+    const view = callerAccess(r.project, r.principal);
+    respond(
+      ctx,
+      format,
+      [...r.project.tables.values()]
+        .filter((t) => visibleColumns(view, t) !== undefined)
+        .map((t) => describeTable(r, t, false)),
+      { csvColumns: () => TABLE_LIST_CSV },
+    );
   });
   router.get("/:account/:project/:version/@tables/:table", async (ctx) => {
     const r = await resolveProjectRequest(ctx, deps);
@@ -51,32 +87,72 @@ export function restRouter(deps: RestDeps): Router {
     // As for resources, a data-source prefix (`main:customer`) is accepted.
     const table = r.project.tables.get(name) ?? r.project.tables.get(name.slice(name.indexOf(":") + 1));
     if (!table) throw errors.notFound("No such table");
-    ctx.body = describeTable(r, table, true);
+    const view = callerAccess(r.project, r.principal);
+    if (visibleColumns(view, table) === undefined)
+      throw errors.forbidden(`The key's roles do not allow any access to '${table.name}'`);
+    respond(ctx, formatOf(ctx, r.params), describeTable(r, table, true, view));
   });
   router.get("/:account/:project/:version/@resources", async (ctx) => {
     const r = await resolveProjectRequest(ctx, deps);
-    ctx.body = [...r.version.resources.values()]
-      .filter((res) => !res.isTable)
-      .map((res) => describeResource(r, res));
+    const format = formatOf(ctx, r.params);
+    const resources = [
+      ...[...r.version.resources.values()]
+        .filter((res) => !res.isTable)
+        .map((res) => describeResource(r, res)),
+      ...[...r.version.scripts.resources.values()].map((res) => describeJavaScriptResource(r, res)),
+    ];
+    respond(ctx, format, resources, { csvColumns: () => RESOURCE_LIST_CSV });
+  });
+  router.get("/:account/:project/:version/@docs", async (ctx) => {
+    // Without a key only when the project publishes its documents; the key's view otherwise.
+    const anonymous = await resolvePublicDocsRequest(ctx, deps);
+    const keyed = anonymous ? undefined : await resolveProjectRequest(ctx, deps);
+    const r: PublicRequest = (anonymous ?? keyed)!;
+    requireJson(ctx, r.params, "@docs");
+    // application/json, not the OpenAPI media type: `lac schema openapi` parses only the former.
+    ctx.type = "application/json";
+    ctx.body = apiDocument({
+      project: r.project,
+      version: r.version,
+      addressing: r.addressing,
+      principal: keyed?.principal,
+      authSchemes: deps.authSchemes,
+    });
   });
 
   const handle = async (ctx: Context) => {
     const r = await resolveProjectRequest(ctx, deps);
     if (r.rest.length > 2 || r.rest[0]!.startsWith("@")) throw errors.notFound(`No resource at ${ctx.path}`);
+    const keyText = r.rest[1] !== undefined && r.rest[1] !== "" ? r.rest[1] : undefined;
+    const scripted = r.version.scripts.resources.get(decodeSegment(r.rest[0]!));
+    if (scripted) return javascriptResource(ctx, r, scripted, keyText);
     const resource = resolveResource(r.version, r.rest[0]!);
-    const key =
-      r.rest[1] !== undefined && r.rest[1] !== "" ? parseKeySegment(resource.table, r.rest[1]) : undefined;
+    const key = keyText !== undefined ? parseKeySegment(resource.table, keyText) : undefined;
+    const request = scriptRequest(ctx.method, resource.name, keyText, r.params);
+    if (ctx.method === "GET") {
+      const format = formatOf(ctx, r.params);
+      await deps.scripts.requestEvents(r, request);
+      const page = await readFromParams(deps.tenants, r, resource, key, r.params);
+      const answer = await deps.scripts.responseEvents(r, request, { statusCode: 200, body: page }, false);
+      respond(ctx, format, answer.body, {
+        csvColumns: () =>
+          answer.changed
+            ? answerCsvColumns(answer.body, resource.name)
+            : resourceCsvColumns(resource, keyAccess(r.project, r.principal)),
+      });
+      return;
+    }
+    if (["POST", "PUT", "DELETE"].includes(ctx.method)) requireJson(ctx, r.params, "A write");
     switch (ctx.method) {
-      case "GET":
-        ctx.body = await read(r, resource, key);
-        return;
       case "POST":
         if (key) throw errors.methodNotAllowed("POST to an object's URL");
-        return write(ctx, r, resource, "POST", await readJsonBody(ctx, deps.maxBodyBytes), undefined);
+        request.body = await readJsonBody(ctx, deps.maxBodyBytes);
+        return write(ctx, r, resource, "POST", request, undefined);
       case "PUT":
-        return write(ctx, r, resource, "PUT", await readJsonBody(ctx, deps.maxBodyBytes), key);
+        request.body = await readJsonBody(ctx, deps.maxBodyBytes);
+        return write(ctx, r, resource, "PUT", request, key);
       case "DELETE":
-        return write(ctx, r, resource, "DELETE", undefined, key);
+        return write(ctx, r, resource, "DELETE", request, key);
       default:
         throw errors.methodNotAllowed(ctx.method);
     }
@@ -84,41 +160,28 @@ export function restRouter(deps: RestDeps): Router {
   router.all("/:account/:project/:version/:resource", handle);
   router.all("/:account/:project/:version/:resource/:key", handle);
 
-  async function read(r: ProjectRequest, resource: ResourceModel, key: Record<string, unknown> | undefined) {
-    // Named filters and sorts of the original product (`lac get -g/-t`) do not exist here;
-    // ignoring them would answer a narrower question with more rows than asked for.
-    for (const name of ["userfilter", "userorder"]) {
-      if (r.params.has(name))
-        throw errors.badFilter(`Parameter '${name}' (named filters and sorts) is not supported`);
-    }
-    const pagesize = intParam(r.params, "pagesize", PAGESIZE_DEFAULT, 1, PAGESIZE_MAX);
-    const offset = intParam(r.params, "offset", 0, 0, 1_000_000_000);
-    const pagekey = decodePagekey(single(r.params, "pagekey"));
-    const kept = [...r.params.entries()]
-      .filter(([name]) => !["offset", "pagekey", "auth"].includes(name))
-      .flatMap(([name, values]) => values.map((v): [string, string] => [name, v]));
-    return readResource(deps.tenants, {
-      project: r.project,
-      principal: r.principal,
-      resource,
-      addressing: r.addressing,
-      key,
-      client: {
-        filters: r.params.get("filter") ?? [],
-        sysfilters: r.params.get("sysfilter") ?? [],
-        orders: r.params.get("order") ?? [],
-        sysorders: r.params.get("sysorder") ?? [],
-      },
-      pagesize,
-      offset,
-      pagekey,
-      nometa: flag(r.params, "nometa"),
-      nextBatchUrl: (nextOffset, nextKey) => {
-        const query: [string, string][] = [...kept, ["offset", String(nextOffset)]];
-        if (nextKey) query.push(["pagekey", Buffer.from(JSON.stringify(nextKey)).toString("base64url")]);
-        return `${collectionHref(r.addressing, resource.name)}?${encodeQuery(query)}`;
-      },
-    });
+  /** A GET of a JavaScript resource: the events around the code's answer. Other methods are 405. */
+  async function javascriptResource(
+    ctx: Context,
+    r: ProjectRequest,
+    resource: JavaScriptResourceModel,
+    keyText: string | undefined,
+  ) {
+    requireCallable(resource, r.principal.roles);
+    if (ctx.method !== "GET") throw errors.methodNotAllowed(`${ctx.method} on a JavaScript resource`);
+    const format = formatOf(ctx, r.params);
+    const request = scriptRequest("GET", resource.name, keyText, r.params);
+    const { pagesize, offset } = pageWindow(r.params);
+    request.pagesize = pagesize;
+    request.offset = offset;
+    const kept = queryWithout(r.params, ["offset", "auth"]);
+    kept.push(["offset", String(request.offset + request.pagesize)]);
+    const self = collectionHref(r.addressing, resource.name) + (keyText === undefined ? "" : `/${keyText}`);
+    request.nextBatch = `${self}?${encodeQuery(kept)}`;
+    await deps.scripts.requestEvents(r, request);
+    const value = await deps.scripts.resource(r, resource, request);
+    const answer = await deps.scripts.responseEvents(r, request, { statusCode: 200, body: value }, false);
+    respond(ctx, format, answer.body, { csvColumns: () => answerCsvColumns(answer.body, resource.name) });
   }
 
   async function write(
@@ -126,11 +189,14 @@ export function restRouter(deps: RestDeps): Router {
     r: ProjectRequest,
     resource: ResourceModel,
     method: "POST" | "PUT" | "DELETE",
-    body: unknown,
+    request: ScriptRequest,
     urlKey: Record<string, unknown> | undefined,
   ) {
+    const body = await deps.scripts.requestEvents(r, request);
+    request.body = body;
     const result = await executeWrite(
       deps.tenants,
+      deps.writeLoop,
       {
         project: r.project,
         principal: r.principal,
@@ -142,28 +208,36 @@ export function restRouter(deps: RestDeps): Router {
         checksum: single(r.params, "checksum"),
         ignoreDeleted: r.params.has("ignoredeleted") && single(r.params, "ignoredeleted") !== "false",
       },
-      deps.logger,
       deps.planExtension,
     );
     const statusCode = method === "POST" ? 201 : 200;
+    const answer: Record<string, unknown> = { statusCode };
+    if (single(r.params, "txsummary") !== "false") answer.txsummary = result.txsummary;
+    if (flag(r.params, "rulesummary")) answer.rulesummary = result.rulesummary ?? [];
+    const final = await deps.scripts.responseEvents(r, request, { statusCode, body: answer }, true);
     ctx.status = statusCode;
-    const body_: Record<string, unknown> = { statusCode };
-    if (single(r.params, "txsummary") !== "false") body_.txsummary = result.txsummary;
-    if (flag(r.params, "rulesummary")) body_.rulesummary = result.rulesummary ?? [];
-    ctx.body = body_;
+    ctx.body = final.body;
   }
 
   return router;
 }
 
-function decodePagekey(text: string | undefined): unknown[] | undefined {
-  if (text === undefined) return undefined;
-  try {
-    const value = JSON.parse(Buffer.from(text, "base64url").toString("utf8"));
-    if (Array.isArray(value) && value.every((v) => ["string", "number", "boolean"].includes(typeof v)))
-      return value;
-  } catch {
-    // fall through
-  }
-  throw errors.malformed("Parameter 'pagekey' is not a position this server produced");
+/** The request as scripts see it: no `auth` parameter (a key), the key segment decoded. */
+function scriptRequest(
+  method: string,
+  resource: string,
+  keyText: string | undefined,
+  params: QueryParams,
+): ScriptRequest {
+  return {
+    method,
+    resource,
+    key: keyText === undefined ? null : decodeSegment(keyText),
+    // fromEntries: every name an own property, `__proto__` included.
+    params: Object.fromEntries(
+      [...params]
+        .filter(([name]) => name !== "auth")
+        .map(([name, values]) => [name, values.length === 1 ? values[0]! : [...values]]),
+    ),
+  };
 }

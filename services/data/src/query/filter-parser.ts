@@ -1,5 +1,5 @@
 /**
- * Recursive-descent parser of the filter language (DESIGN.md §4.5):
+ * Recursive-descent parser of the filter language (docs/filters.md):
  *
  *   expr    := term ( "or" term )*           term := factor ( "and" factor )*
  *   factor  := "not" factor | "(" expr ")" | cmp

@@ -1,5 +1,5 @@
 /**
- * The query language of the data service (DESIGN.md §4.5, lac-compat.md "Reading").
+ * The query language of the data service (docs/filters.md).
  *
  * Parse client text into a typed AST, then compile the AST against the resource's
  * attributes into a MongoDB query / sort built only from allow-listed operators:

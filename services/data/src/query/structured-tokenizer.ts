@@ -1,5 +1,5 @@
 /**
- * Tokenizer of the structured LAC forms (`sysfilter`, `sysorder`, lac-compat.md
+ * Tokenizer of the structured LAC forms (`sysfilter`, `sysorder`, docs/filters.md
  * "Reading"): bare names, punctuation `( ) , :`, numbers, and strings quoted with
  * ' or " using JavaScript escapes (\n \t \r \b \f \v \0 \xHH \uHHHH \u{H..}, and
  * \<any other character> for that character; octal escapes are refused).

@@ -1,5 +1,5 @@
 /**
- * Parser of the structured LAC filter (lac-compat.md "Reading"):
+ * Parser of the structured LAC filter (docs/filters.md):
  *
  *   sysfilter := op[modifier] "(" attr ":" value ("," attr ":" value)* ")"
  *   op        := equal | notequal | less | lessequal | greater | greaterequal | like | notlike

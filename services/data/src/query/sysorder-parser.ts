@@ -1,5 +1,5 @@
 /**
- * Parser of the structured LAC ordering (lac-compat.md "Reading"):
+ * Parser of the structured LAC ordering (docs/filters.md):
  *
  *   sysorder := "(" item ("," item)* ")"      (the parentheses may be left out)
  *   item     := attr [":" (asc | desc | asc_uc | desc_uc | asc_lc | desc_lc | null_first | null_last)]

@@ -1,5 +1,5 @@
 /**
- * Tokenizer of the filter and order languages (DESIGN.md §4.5).
+ * Tokenizer of the filter and order languages (docs/filters.md).
  *
  * - Keywords (and, or, not, like, in, is, null, true, false) are case-insensitive
  *   bare words; a double-quoted name is never a keyword.

@@ -1,13 +1,18 @@
 /**
  * The JavaScript sandbox of the data service (isolated-vm). Custom
- * authentication providers use it now; reactive logic rules will use
- * `SandboxProgram.evaluate` with `row` / `oldRow` bindings and host callbacks
- * such as `logicContext.insert`.
+ * authentication providers and reactive logic rules use it through the
+ * `SandboxPool` and `SandboxProgram` interfaces. The service runs the isolates
+ * in sandbox host processes (`ProcessSandboxPool`), so that an isolate whose
+ * memory and thread isolated-vm cannot give back is reclaimed with its
+ * process; `IsolatePool` runs them in this process (tests of pure sandbox
+ * behaviour, sync host functions).
  */
 export { SandboxError, type SandboxErrorKind, SandboxHostError, SandboxTimeoutError } from "./errors.ts";
 export { createFetchJson, type FetchJsonOptions, type FetchJsonResponse } from "./fetch.ts";
+export type { SandboxPoolOptions } from "./limits.ts";
 export { classifyAddress, isAddressAllowed } from "./net-policy.ts";
-export { SandboxPool, type SandboxPoolOptions, SandboxProgram } from "./pool.ts";
+export { IsolatePool, type IsolatePoolOptions, IsolateProgram } from "./pool.ts";
+export { ProcessSandboxPool, type ProcessSandboxPoolOptions, type RestartReason } from "./process-pool.ts";
 export type {
   CallOptions,
   EvaluateOptions,
@@ -17,5 +22,7 @@ export type {
   HostFunctions,
   ProgramSource,
   SandboxLogger,
+  SandboxPool,
+  SandboxProgram,
   SandboxStats,
 } from "./types.ts";

@@ -78,4 +78,65 @@ export interface SandboxStats {
   /** Isolates disposed since the pool started, by reason. */
   disposed: Record<string, number>;
   catastrophicErrors: number;
+  /** Sandbox host processes (process pool only): running now, and restarts since the pool started by reason. */
+  processes?: { running: number; retiring: number; restarts: Record<string, number> };
+}
+
+/** A program: its code, its host functions and the isolates that run it. Get one from `SandboxPool.program`. */
+export interface SandboxProgram {
+  readonly key: string;
+  /**
+   * Calls a function of the program: a global function name or a dotted path
+   * (`lib.fn`, called with `lib` as `this`), with `args` copied in as JSON.
+   * Resolves to the (awaited) result, copied out as plain JSON data.
+   */
+  call(name: string, args?: unknown[], options?: CallOptions): Promise<unknown>;
+  /**
+   * Evaluates `code` (an expression, or with `kind: "body"` an async function
+   * body) with `bindings` as local variables, e.g. `row`, `oldRow`. A binding
+   * named like a host-function namespace (`logicContext`) also gets that
+   * namespace's functions merged into it.
+   */
+  evaluate(code: string, bindings?: Record<string, unknown>, options?: EvaluateOptions): Promise<unknown>;
+  /** Starts one isolate now (if none exists) so that the first call is fast and load errors show early. */
+  warm(timeoutMs?: number): Promise<void>;
+  /** True once another registration of the same key (new code) or `drop` replaced this program. */
+  readonly isRetired: boolean;
+}
+
+/**
+ * Where sandboxed programs run: `ProcessSandboxPool` (production: isolates in
+ * sandbox host processes) or `IsolatePool` (isolates in this process; tests).
+ */
+export interface SandboxPool {
+  /** Development only: `tessera.fetchJson` may reach loopback addresses. */
+  readonly allowLoopbackFetch: boolean;
+  /**
+   * The program registered under `key` with this code and these host
+   * functions. Same code and host-function names as the current registration:
+   * the same (warm) program, with the host-function implementations updated.
+   * Different: a new program; the old one is retired.
+   */
+  program(
+    key: string,
+    sources: string | ProgramSource[],
+    options?: { hostFunctions?: HostFunctions },
+  ): SandboxProgram;
+  /** The current program registered under `key`, if any. */
+  get(key: string): SandboxProgram | undefined;
+  /** `pool.get(key).call(...)`; fails with SandboxError("argument") when no program has that key. */
+  call(key: string, name: string, args?: unknown[], options?: CallOptions): Promise<unknown>;
+  /** `pool.get(key).evaluate(...)`; fails with SandboxError("argument") when no program has that key. */
+  evaluate(
+    key: string,
+    code: string,
+    bindings?: Record<string, unknown>,
+    options?: EvaluateOptions,
+  ): Promise<unknown>;
+  /** Forgets the program under `key` (e.g. its project was deleted) and disposes its isolates when idle. */
+  drop(key: string): void;
+  stats(): SandboxStats;
+  readonly isClosed: boolean;
+  /** Disposes every isolate; pending and later calls fail with SandboxError("unavailable"). */
+  close(): Promise<void>;
 }

@@ -7,6 +7,9 @@
  *   isolate is disposed, which also stops code spinning after an `await`
  *   (isolated-vm's own `timeout` only covers synchronous execution);
  * - memory: isolated-vm's `memoryLimit`; an isolate that hits it is disposed;
+ *   one whose heap cannot be collected below it has a "catastrophic error",
+ *   which fails its call at once (its thread and memory stay lost until the
+ *   process ends: the pool's owner decides about that);
  * - nothing runs outside a call: answers of async host functions and timers
  *   are delivered only while their call runs (checked here and again inside
  *   the isolate), so no user code is woken up in an idle isolate; a post-call
@@ -15,6 +18,7 @@
 import ivm from "isolated-vm";
 import { BOOTSTRAP_SOURCE, type BootstrapOptions } from "./bootstrap.ts";
 import { SandboxError, SandboxHostError, SandboxTimeoutError, safeText } from "./errors.ts";
+import { hostFailureAnswer, hostValueAnswer } from "./host-answers.ts";
 import type { HostCallInfo, HostFunction, ProgramSource, SandboxLogger } from "./types.ts";
 
 export interface WorkerLimits {
@@ -88,6 +92,8 @@ export class IsolateWorker {
   private invokeRef: ivm.Reference | undefined;
   private deliverRef: ivm.Reference | undefined;
   private current: ActiveCall | undefined;
+  /** Fails the load or call now running (set while one runs). */
+  private interrupt: ((error: SandboxError) => void) | undefined;
   private gone = false;
   private catastrophic = false;
   private readonly owner: WorkerOwner;
@@ -99,9 +105,21 @@ export class IsolateWorker {
     this.isolate = new ivm.Isolate({
       memoryLimit: limits.memoryLimitMb,
       onCatastrophicError: (message: string) => {
-        // isolated-vm parks the isolate's thread for good; the process stays up.
+        // isolated-vm parks the isolate's thread for good and never settles what
+        // it was running: the call fails now, and only ending the process gives
+        // the thread and the memory back (the owner decides).
         this.catastrophic = true;
         owner.logger.error({ programKey: owner.key, message }, "sandbox isolate had a catastrophic error");
+        const memory = /memory/i.test(message);
+        this.interrupt?.(
+          new SandboxError(
+            memory ? "memory" : "crashed",
+            memory
+              ? `The isolate ran out of memory (${limits.memoryLimitMb} MB) and cannot be recovered`
+              : `The isolate had a catastrophic error (${safeText(message, 200)})`,
+            { programKey: owner.key },
+          ),
+        );
         owner.onCatastrophicError();
         this.dispose("catastrophic");
       },
@@ -223,6 +241,7 @@ export class IsolateWorker {
   /**
    * Races `work` against a host timer. On expiry the isolate is disposed (which
    * also stops code running after an await) and SandboxTimeoutError is thrown.
+   * A catastrophic error of the isolate ends the race at once (`interrupt`).
    */
   private async withDeadline<T>(
     phase: "load" | "call",
@@ -238,6 +257,7 @@ export class IsolateWorker {
         this.dispose("timeout");
         reject(this.timeoutError(phase, ms));
       }, ms);
+      this.interrupt = reject;
     });
     const attempt = work();
     attempt.catch(() => {});
@@ -253,6 +273,7 @@ export class IsolateWorker {
       );
     } finally {
       clearTimeout(timer);
+      this.interrupt = undefined;
     }
   }
 
@@ -419,22 +440,11 @@ export class IsolateWorker {
   }
 
   private encodeHostResult(name: string, value: unknown): string {
-    if (value === undefined) return "R";
-    const text = JSON.stringify(value);
-    if (typeof text !== "string") return "R";
-    if (text.length > this.limits.maxResultBytes) {
-      throw new SandboxHostError(`The answer of ${name} is larger than ${this.limits.maxResultBytes} bytes`);
-    }
-    return `R${text}`;
+    return hostValueAnswer(name, value, this.limits.maxResultBytes);
   }
 
   private hostFailure(name: string, e: unknown): string {
-    if (e instanceof SandboxHostError) return `E${JSON.stringify({ message: safeText(e.message, 1000) })}`;
-    this.owner.logger.warn(
-      { programKey: this.owner.key, hostFunction: name, err: e instanceof Error ? e.message : String(e) },
-      "sandbox host function failed",
-    );
-    return `E${JSON.stringify({ message: `Host function ${name} failed` })}`;
+    return hostFailureAnswer(name, e, this.owner.logger, this.owner.key);
   }
 
   private consoleLine(level: string, text: string): void {

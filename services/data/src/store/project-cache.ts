@@ -1,30 +1,42 @@
 /**
  * Compiled project models, cached in each data-service process. The admin API
  * publishes a change on Redis; every process drops its copy. A periodic bulk
- * revision check (one query) covers notifications missed while disconnected.
+ * check of incarnations and revisions (one query) covers notifications missed
+ * while disconnected.
  * The request path never touches a store for metadata once a project is warm.
  */
-import type { Redis } from "ioredis";
+import { LRUCache } from "lru-cache";
 import type { Logger } from "../../../../shared/logger.ts";
-import type { ProjectModel } from "../domain/project-model.ts";
-import type { MetaStore, StoredProject } from "./meta-store.ts";
+import type { RedisClient } from "../../../../shared/redis/clients.ts";
+import type { MetaStore, ProjectWithStorage } from "./meta-store.ts";
 
-export class ProjectCache {
-  readonly #entries = new Map<string, Promise<ProjectModel | null>>();
+/** How many compiled project models a process keeps. */
+const PROJECT_MODELS = 2000;
+
+/** What the cache needs of a compiled model: which incarnation and revision of the project it was made from. */
+export interface CachedProject {
+  uid: string;
+  revision: number;
+}
+
+/** `Model`: the compiled project (domain/project-model.ts), made by the `compile` function it is given. */
+export class ProjectCache<Model extends CachedProject> {
+  /** The most recently used projects' models (a model evicted is compiled again when next used). */
+  readonly #entries = new LRUCache<string, Promise<Model | null>>({ max: PROJECT_MODELS });
   readonly #meta: MetaStore;
-  readonly #subscriber: Redis;
-  readonly #publisher: Redis;
+  readonly #subscriber: RedisClient;
+  readonly #publisher: RedisClient;
   readonly #channel: string;
-  readonly #compile: (stored: StoredProject) => ProjectModel;
+  readonly #compile: (stored: ProjectWithStorage) => Model;
   readonly #logger: Logger;
   #timer: NodeJS.Timeout | undefined;
 
   constructor(options: {
     meta: MetaStore;
-    subscriber: Redis;
-    publisher: Redis;
+    subscriber: RedisClient;
+    publisher: RedisClient;
     channel: string;
-    compile: (stored: StoredProject) => ProjectModel;
+    compile: (stored: ProjectWithStorage) => Model;
     logger: Logger;
   }) {
     this.#meta = options.meta;
@@ -50,12 +62,12 @@ export class ProjectCache {
     if (this.#timer) clearInterval(this.#timer);
   }
 
-  get(account: string, project: string): Promise<ProjectModel | null> {
+  get(account: string, project: string): Promise<Model | null> {
     const id = `${account}/${project}`;
     let entry = this.#entries.get(id);
     if (!entry) {
       entry = this.#meta
-        .getProject(account, project)
+        .getProjectWithStorage(account, project)
         .then((stored) => (stored ? this.#compile(stored) : null));
       // Never cache failures or absence: a project created a moment later must be seen.
       entry.then(
@@ -78,15 +90,17 @@ export class ProjectCache {
 
   async #checkRevisions(): Promise<void> {
     try {
-      const cached = new Map<string, number>();
+      const cached = new Map<string, Model>();
       for (const [id, entry] of this.#entries) {
         const model = await entry.catch(() => null);
-        if (model) cached.set(id, model.revision);
+        if (model) cached.set(id, model);
       }
       if (cached.size === 0) return;
-      const current = await this.#meta.revisions([...cached.keys()]);
-      for (const [id, revision] of cached) {
-        if (current.get(id) !== revision) this.#entries.delete(id);
+      const current = await this.#meta.incarnations([...cached.keys()]);
+      for (const [id, model] of cached) {
+        const now = current.get(id);
+        // Deleted, deleted and created again, or changed.
+        if (now?.uid !== model.uid || now.revision !== model.revision) this.#entries.delete(id);
       }
     } catch (err) {
       this.#logger.warn({ err }, "project revision check failed");

@@ -1,17 +1,21 @@
 /**
  * Tenant data: one MongoDB database per account (so accounts never share a
- * collection), one collection per project table. Every query carries a time
- * limit (maxTimeMS).
+ * collection), one collection per project table, under the names recorded in
+ * the metadata (storage-names.ts). Every query carries a time limit (maxTimeMS).
  *
  * Generated keys come from Redis (HINCRBY is atomic across every process; an
  * `$inc` is not on FerretDB), seeded from the table's highest value the first
  * time — so a new or emptied Redis never hands out a key that is already used.
  */
-import { createHash, randomBytes } from "node:crypto";
-import type { Redis } from "ioredis";
-import type { ClientSession, Collection, Db, Document, MongoClient } from "mongodb";
+import { LRUCache } from "lru-cache";
+import type { ClientSession, Collection, Db, MongoClient } from "mongodb";
+import type { RedisClient } from "../../../../shared/redis/clients.ts";
+import { sequenceKey } from "../../../../shared/redis/key-layout.ts";
+import { defineScript, type Script } from "../../../../shared/redis/scripts.ts";
+import { collectionName, type TenantStorage } from "./storage-names.ts";
+import type { FindOptions, RowDocument, RowId, RowQuery, TenantRows } from "./tenant-rows.ts";
 
-// KEYS[1] = the account's sequence hash; ARGV[1] = "<project>.<table>"; ARGV[2] = seed or "".
+// KEYS[1] = the database's sequence hash; ARGV[1] = the table's collection name; ARGV[2] = seed or "".
 const NEXT_SEQUENCE = `
 if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then
   if ARGV[2] == '' then return false end
@@ -19,156 +23,102 @@ if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then
 end
 return redis.call('HINCRBY', KEYS[1], ARGV[1], 1)`;
 
-// KEYS = row locks; ARGV[1] = token, ARGV[2] = ms. All or nothing.
-const LOCK_ROWS = `
-for i, key in ipairs(KEYS) do
-  if redis.call('SET', key, ARGV[1], 'NX', 'PX', ARGV[2]) == false then
-    for j = 1, i - 1 do redis.call('DEL', KEYS[j]) end
-    return 0
-  end
-end
-return 1`;
+export type { RowDocument, RowId } from "./tenant-rows.ts";
 
-const UNLOCK_ROWS = `
-for _, key in ipairs(KEYS) do
-  if redis.call('GET', key) == ARGV[1] then redis.call('DEL', key) end
-end
-return 1`;
-
-/** A row's `_id`: its single key value, or the JSON text of a composite key's values. */
-export type RowId = string | number | boolean;
-export type RowDocument = Document & { _id: RowId; _ck: string };
-
-/** Other requests kept the rows locked for longer than the query time limit. */
-export class RowsBusyError extends Error {
-  constructor() {
-    super("rows are locked by other requests");
-    this.name = "RowsBusyError";
-  }
-}
-
-export class TenantStore {
+export class TenantStore implements TenantRows {
   readonly #client: MongoClient;
-  readonly #prefix: string;
   readonly queryTimeoutMs: number;
   #transactions: Promise<boolean> | undefined;
-  readonly #names = new Map<string, string>();
-  readonly #dbs = new Map<string, Db>();
+  /** Database handles by name, the most recently used ones (one per account). */
+  readonly #dbs = new LRUCache<string, Db>({ max: 10_000 });
 
-  readonly #redis: Redis;
+  readonly #redis: RedisClient;
   readonly #redisPrefix: string;
+  readonly #nextSequence: Script;
 
-  constructor(
-    client: MongoClient,
-    prefix: string,
-    queryTimeoutMs: number,
-    redis: Redis,
-    redisPrefix: string,
-  ) {
+  constructor(client: MongoClient, queryTimeoutMs: number, redis: RedisClient, redisPrefix: string) {
     this.#redis = redis;
+    this.#nextSequence = defineScript(redis, "nextSequence", NEXT_SEQUENCE);
     this.#redisPrefix = redisPrefix;
     this.#client = client;
-    this.#prefix = prefix;
     this.queryTimeoutMs = queryTimeoutMs;
   }
 
-  /** Database name for an account: readable, case-folded, with a hash so `Acme` and `acme` never collide. */
-  databaseName(account: string): string {
-    let name = this.#names.get(account);
-    if (name === undefined) {
-      const hash = createHash("sha256").update(account).digest("hex").slice(0, 8);
-      const readable = account
-        .toLowerCase()
-        .replace(/[^a-z0-9_]/g, "_")
-        .slice(0, 30);
-      name = `${this.#prefix}${readable}_${hash}`;
-      if (this.#names.size > 10_000) this.#names.clear();
-      this.#names.set(account, name);
-    }
-    return name;
-  }
-
-  /** The account's database handle (cached: the driver's `db()` showed in CPU profiles of the data path). */
-  db(account: string): Db {
-    let db = this.#dbs.get(account);
+  /** A database handle by name (cached: the driver's `db()` showed in CPU profiles of the data path). */
+  db(database: string): Db {
+    let db = this.#dbs.get(database);
     if (!db) {
-      db = this.#client.db(this.databaseName(account));
-      if (this.#dbs.size > 10_000) this.#dbs.clear();
-      this.#dbs.set(account, db);
+      db = this.#client.db(database);
+      this.#dbs.set(database, db);
     }
     return db;
   }
 
-  rows(account: string, project: string, table: string): Collection<RowDocument> {
-    return this.db(account).collection<RowDocument>(`${project}.${table}`);
+  #rows(storage: TenantStorage, table: string): Collection<RowDocument> {
+    return this.db(storage.database).collection<RowDocument>(collectionName(storage, table));
   }
 
-  #sequenceKey(account: string): string {
-    return `${this.#redisPrefix}seq:${this.databaseName(account)}`;
+  get(storage: TenantStorage, table: string, id: RowId): Promise<RowDocument | null> {
+    return this.#rows(storage, table).findOne({ _id: id }, { maxTimeMS: this.queryTimeoutMs });
+  }
+
+  find(
+    storage: TenantStorage,
+    table: string,
+    query: RowQuery,
+    options: FindOptions = {},
+  ): Promise<RowDocument[]> {
+    return this.#rows(storage, table)
+      .find(query, { ...options, maxTimeMS: this.queryTimeoutMs })
+      .toArray();
+  }
+
+  async exists(storage: TenantStorage, table: string, query: RowQuery): Promise<boolean> {
+    const found = await this.#rows(storage, table).findOne(query, {
+      projection: { _id: 1 },
+      maxTimeMS: this.queryTimeoutMs,
+    });
+    return found !== null;
+  }
+
+  #sequenceKey(database: string): string {
+    return sequenceKey(this.#redisPrefix, database);
   }
 
   /** Next value of a table's generated `column` (gaps are possible after failed requests, as with SQL sequences). */
-  async nextSequence(account: string, project: string, table: string, column: string): Promise<number> {
-    const key = this.#sequenceKey(account);
-    const field = `${project}.${table}`;
-    const next = await this.#redis.eval(NEXT_SEQUENCE, 1, key, field, "");
+  async nextSequence(storage: TenantStorage, table: string, column: string): Promise<number> {
+    const key = this.#sequenceKey(storage.database);
+    const field = collectionName(storage, table);
+    const next = await this.#nextSequence(1, key, field, "");
     if (next !== null) return Number(next);
-    const [highest] = await this.rows(account, project, table)
+    const [highest] = await this.#rows(storage, table)
       .find(
         {},
         { sort: { [column]: -1 }, limit: 1, projection: { [column]: 1 }, maxTimeMS: this.queryTimeoutMs },
       )
       .toArray();
     const seed = typeof highest?.[column] === "number" ? Math.floor(highest[column] as number) : 0;
-    return Number(await this.#redis.eval(NEXT_SEQUENCE, 1, key, field, String(seed)));
+    return Number(await this.#nextSequence(1, key, field, String(seed)));
   }
 
-  /** Drops every collection of a project (its tables and its sequences). */
-  async dropProject(account: string, project: string): Promise<void> {
-    const db = this.db(account);
-    const collections = await db.listCollections({}, { nameOnly: true }).toArray();
+  /** Drops every collection of one project's storage (its tables) and its sequences. */
+  async dropProjectStorage(storage: TenantStorage): Promise<void> {
+    const db = this.db(storage.database);
+    const collections = await db
+      .listCollections({}, { nameOnly: true, maxTimeMS: this.queryTimeoutMs })
+      .toArray();
     for (const c of collections) {
-      if (c.name.startsWith(`${project}.`)) await db.dropCollection(c.name);
+      if (c.name.startsWith(storage.collectionPrefix)) await db.dropCollection(c.name);
     }
-    const fields = (await this.#redis.hkeys(this.#sequenceKey(account))).filter((f) =>
-      f.startsWith(`${project}.`),
-    );
-    if (fields.length > 0) await this.#redis.hdel(this.#sequenceKey(account), ...fields);
+    const key = this.#sequenceKey(storage.database);
+    const fields = (await this.#redis.hkeys(key)).filter((f) => f.startsWith(storage.collectionPrefix));
+    if (fields.length > 0) await this.#redis.hdel(key, ...fields);
   }
 
-  async dropAccount(account: string): Promise<void> {
-    await this.db(account).dropDatabase();
-    await this.#redis.del(this.#sequenceKey(account));
-  }
-
-  /**
-   * Without transactions, a checksum-guarded write is only atomic if no other
-   * writer touches the row between check and write: FerretDB, for one, applies
-   * an update's filter and its change in separate steps. Writers therefore hold
-   * a short Redis lock on every row they write (all or nothing, sorted, with a
-   * timeout), retrying briefly while another request holds one.
-   */
-  async lockRows(account: string, rows: { collection: string; id: RowId }[]): Promise<() => Promise<void>> {
-    const db = this.databaseName(account);
-    const keys = [
-      ...new Set(
-        rows.map((r) => `${this.#redisPrefix}rowlock:${db}/${r.collection}/${JSON.stringify(r.id)}`),
-      ),
-    ].sort();
-    const token = createHash("sha256")
-      .update(`${Math.random()}${process.hrtime.bigint()}`)
-      .digest("hex")
-      .slice(0, 24);
-    const holdMs = Math.max(this.queryTimeoutMs * 2, 5000);
-    const deadline = Date.now() + this.queryTimeoutMs;
-    for (let attempt = 0; ; attempt++) {
-      if ((await this.#redis.eval(LOCK_ROWS, keys.length, ...keys, token, holdMs)) === 1) break;
-      if (Date.now() > deadline) throw new RowsBusyError();
-      await new Promise((r) => setTimeout(r, Math.min(2 + attempt * 2, 25) * (0.5 + Math.random())));
-    }
-    return async () => {
-      await this.#redis.eval(UNLOCK_ROWS, keys.length, ...keys, token);
-    };
+  /** Drops an account's database (every project's tables) and its sequences. */
+  async dropAccountStorage(database: string): Promise<void> {
+    await this.db(database).dropDatabase();
+    await this.#redis.del(this.#sequenceKey(database));
   }
 
   /** Multi-document transactions exist on replica sets and sharded clusters, not on standalone servers or FerretDB. */

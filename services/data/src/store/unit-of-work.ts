@@ -1,171 +1,90 @@
 /**
- * Commits a planned set of row changes as one unit. Every write is guarded by
- * the row's checksum as read at planning time, so a concurrent change makes the
- * write match nothing (409) instead of being overwritten.
+ * Commits a planned set of row changes as one unit (guarded-writes.ts: every
+ * write checks the row's checksum as read at planning time).
  *  - Replica set / sharded cluster: one MongoDB transaction.
- *  - Standalone server or FerretDB: writes applied in order; if one fails, the
- *    ones already applied are undone (each undo guarded by the checksum it wrote).
+ *  - Standalone server or FerretDB: under the request's row locks and write
+ *    intent (row-locks.ts), the writes are applied in order; if one fails, the
+ *    ones that may have applied are undone in reverse, retried while the store
+ *    is away for up to the undo window. An undo that cannot finish leaves the
+ *    intent to recovery (intent-recoverer.ts), and the answer is 503.
  */
-import type { ClientSession } from "mongodb";
-import { ApiError, ErrorCode, errors } from "../../../../shared/errors.ts";
-import type { Logger } from "../../../../shared/logger.ts";
-import { type RowDocument, RowsBusyError, type TenantStore } from "./tenant-store.ts";
-
-export type PlannedWrite =
-  | { kind: "insert"; collection: string; after: RowDocument }
-  | { kind: "update"; collection: string; before: RowDocument; after: RowDocument }
-  | { kind: "delete"; collection: string; before: RowDocument };
-
-export class ConflictError extends ApiError {
-  constructor(message = "The object was changed by another request; reload it and try again") {
-    super(409, ErrorCode.conflict, message);
-  }
-}
+import { ApiError, errors } from "../../../../shared/errors.ts";
+import { applyWrite, type PlannedWrite, undoWrites } from "./guarded-writes.ts";
+import { backoffMs, type RetryPolicy, sleep } from "./retry-policy.ts";
+import type { RowLockSession } from "./row-locks.ts";
+import type { TenantStore } from "./tenant-store.ts";
+import { transactionFailure } from "./transaction-outcome.ts";
 
 export async function commitWrites(
   store: TenantStore,
-  account: string,
+  database: string,
   writes: PlannedWrite[],
-  logger: Logger,
-  hooks: { beforeWrite?: (index: number) => Promise<void> } = {},
+  locks: RowLockSession,
+  policy: RetryPolicy,
 ): Promise<void> {
   if (writes.length === 0) return;
   // A store-connection error leaves as 503/5031 through the error middleware.
-  if (!(await store.supportsTransactions())) return applyWithUndo(store, account, writes, logger, hooks);
+  if (locks.durable) return applyWithUndo(store, database, writes, locks, policy);
   const session = store.startSession();
   try {
     await session.withTransaction(async () => {
-      for (const [i, w] of writes.entries()) {
-        await hooks.beforeWrite?.(i);
-        await apply(store, account, w, session);
-      }
+      for (const w of writes) await applyWrite(store, database, w, session);
     });
+  } catch (err) {
+    throw transactionFailure(err);
   } finally {
     await session.endSession();
   }
 }
 
+/** The writes that may have applied when write number `applied` (0-based) failed with `err`, newest first. */
+export function writesToUndo(writes: PlannedWrite[], applied: number, err: unknown): PlannedWrite[] {
+  // A refusal (conflict, duplicate key) means the failing write did not apply. A store failure may
+  // have applied it with the answer lost, so it is undone too: every undo is idempotent.
+  const storeFailed = !(err instanceof ApiError) || err.statusCode >= 500;
+  return writes.slice(0, applied + (storeFailed ? 1 : 0)).reverse();
+}
+
 async function applyWithUndo(
   store: TenantStore,
-  account: string,
+  database: string,
   writes: PlannedWrite[],
-  logger: Logger,
-  hooks: { beforeWrite?: (index: number) => Promise<void> },
+  locks: RowLockSession,
+  policy: RetryPolicy,
 ): Promise<void> {
-  const applied: PlannedWrite[] = [];
-  let release: () => Promise<void>;
+  let applied = 0;
+  locks.beginWrites();
   try {
-    release = await store.lockRows(
-      account,
-      writes.map((w) => ({ collection: w.collection, id: rowOf(w)._id })),
-    );
-  } catch (err) {
-    if (err instanceof RowsBusyError)
-      throw new ConflictError("The objects are being changed by other requests; try again");
-    throw err;
-  }
-  try {
-    for (const [i, w] of writes.entries()) {
-      await hooks.beforeWrite?.(i);
-      await apply(store, account, w);
-      applied.push(w);
+    for (const w of writes) {
+      locks.checkLease();
+      await applyWrite(store, database, w);
+      applied++;
     }
   } catch (err) {
-    // A refusal (conflict, duplicate key) means the failing write did not apply. A store failure may
-    // have applied it with the answer lost, so it is undone too: every undo is idempotent.
-    const storeFailed = !(err instanceof ApiError) || err.statusCode >= 500;
-    const started = writes.slice(0, applied.length + (storeFailed ? 1 : 0)).reverse();
-    await undoAll(store, account, started, logger, storeFailed ? UNDO_RETRY_MS : 0);
-    throw err;
-  } finally {
-    await release().catch((err) =>
-      logger.warn({ err }, "row locks were not released; they expire by themselves"),
-    );
-  }
-}
-
-function rowOf(w: PlannedWrite): RowDocument {
-  return w.kind === "delete" ? w.before : w.after;
-}
-
-async function apply(
-  store: TenantStore,
-  account: string,
-  w: PlannedWrite,
-  session?: ClientSession,
-): Promise<void> {
-  const c = store.db(account).collection<RowDocument>(w.collection);
-  const opts = { session, maxTimeMS: store.queryTimeoutMs };
-  if (w.kind === "insert") {
-    try {
-      await c.insertOne(w.after, { session });
-    } catch (err) {
-      if ((err as { code?: number }).code === 11000) {
-        throw errors.badAttribute(
-          `An object with this key already exists in '${w.collection.split(".").pop()}'`,
-        );
-      }
+    if (await undoWithinWindow(store, database, writesToUndo(writes, applied, err), locks, policy)) {
+      locks.writesUndone();
       throw err;
     }
-  } else if (w.kind === "update") {
-    const r = await c.replaceOne({ _id: w.before._id, _ck: w.before._ck }, w.after, opts);
-    if (r.matchedCount !== 1) throw new ConflictError();
-  } else {
-    const r = await c.deleteOne({ _id: w.before._id, _ck: w.before._ck }, opts);
-    if (r.deletedCount !== 1) throw new ConflictError();
+    await locks.leaveForRecovery();
+    throw err instanceof ApiError && err.statusCode >= 500 ? err : errors.unavailable("A data store", err);
   }
+  await locks.committed(writes);
 }
 
-/** How long the undo of a request keeps trying while the store is unreachable. */
-const UNDO_RETRY_MS = 15_000;
-
-/**
- * Undoes writes in the given order. When the store fails, the failed undos are
- * tried again until `retryForMs` has passed, so a short outage leaves nothing behind.
- */
-async function undoAll(
+/** Undoes `writes` in order, retrying the failed ones until the window closes; true when all are undone. */
+async function undoWithinWindow(
   store: TenantStore,
-  account: string,
+  database: string,
   writes: PlannedWrite[],
-  logger: Logger,
-  retryForMs: number,
-): Promise<void> {
-  const deadline = Date.now() + retryForMs;
+  locks: RowLockSession,
+  policy: RetryPolicy,
+): Promise<boolean> {
+  const deadline = Date.now() + policy.undoWindowMs;
   let left = writes;
-  for (;;) {
-    const failed = [];
-    for (const w of left) {
-      try {
-        await undo(store, account, w);
-      } catch {
-        failed.push(w);
-      }
-    }
-    if (failed.length === 0) return;
-    if (Date.now() >= deadline) {
-      // Without transactions this is the one window that cannot be closed; make it loud.
-      logger.error(
-        { collections: failed.map((w) => w.collection) },
-        "a failed request could not be undone completely",
-      );
-      return;
-    }
-    left = failed;
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
-
-/**
- * Reverts one write where the row still holds what this request wrote (its checksum is
- * this request's own), so undoing a write that never applied, or twice, changes nothing.
- */
-async function undo(store: TenantStore, account: string, w: PlannedWrite): Promise<void> {
-  const c = store.db(account).collection<RowDocument>(w.collection);
-  if (w.kind === "insert") await c.deleteOne({ _id: w.after._id, _ck: w.after._ck });
-  else if (w.kind === "update") await c.replaceOne({ _id: w.after._id, _ck: w.after._ck }, w.before);
-  else if (!(await c.findOne({ _id: w.before._id }))) {
-    await c.insertOne(w.before).catch((err) => {
-      if ((err as { code?: number }).code !== 11000) throw err;
-    });
+  for (let attempt = 1; ; attempt++) {
+    left = await undoWrites(store, database, left, () => locks.mayWrite);
+    if (left.length === 0) return true;
+    if (Date.now() >= deadline || !locks.mayWrite) return false;
+    await sleep(backoffMs(attempt));
   }
 }

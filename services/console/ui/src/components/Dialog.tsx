@@ -1,0 +1,42 @@
+/** A modal dialog (the browser's own <dialog>: Escape closes it, focus stays inside). */
+import type { ComponentChildren } from "preact";
+import { useLayoutEffect, useRef } from "preact/hooks";
+
+export function Dialog(props: { title: string; onClose: () => void; children: ComponentChildren }) {
+  const ref = useRef<HTMLDialogElement>(null);
+  // Opened before the first paint, so the dialog is never shown without its focus trap.
+  useLayoutEffect(() => {
+    const dialog = ref.current!;
+    if (!dialog.open) dialog.showModal();
+    return () => dialog.open && dialog.close();
+  }, []);
+  return (
+    <dialog ref={ref} class="dialog" aria-labelledby="dialog-title" onClose={props.onClose}>
+      <h2 id="dialog-title">{props.title}</h2>
+      {props.children}
+    </dialog>
+  );
+}
+
+/** A yes/no question in a dialog. */
+export function Confirm(props: {
+  title: string;
+  question: string;
+  confirmLabel: string;
+  onConfirm: () => void;
+  onCancel: () => void;
+}) {
+  return (
+    <Dialog title={props.title} onClose={props.onCancel}>
+      <p>{props.question}</p>
+      <div class="actions">
+        <button type="button" class="danger" onClick={props.onConfirm}>
+          {props.confirmLabel}
+        </button>
+        <button type="button" onClick={props.onCancel} autofocus>
+          Cancel
+        </button>
+      </div>
+    </Dialog>
+  );
+}

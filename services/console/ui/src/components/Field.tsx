@@ -1,0 +1,44 @@
+/** A labelled input: the label names the input for assistive technology. */
+import { useId } from "preact/hooks";
+
+export interface FieldProps {
+  label: string;
+  value: string;
+  onInput: (value: string) => void;
+  name?: string;
+  type?: "text" | "password" | "datetime-local";
+  hint?: string;
+  required?: boolean;
+  autocomplete?: string;
+  minLength?: number;
+  maxLength?: number;
+  pattern?: string;
+}
+
+export function Field(props: FieldProps) {
+  const id = useId();
+  return (
+    <div class="field">
+      <label for={id}>{props.label}</label>
+      <input
+        id={id}
+        name={props.name}
+        // Preact's types tie each input type to its own attributes; these three share the ones used here.
+        type={(props.type ?? "text") as "text"}
+        value={props.value}
+        required={props.required}
+        autocomplete={props.autocomplete}
+        minLength={props.minLength}
+        maxLength={props.maxLength}
+        pattern={props.pattern}
+        aria-describedby={props.hint ? `${id}-hint` : undefined}
+        onInput={(e) => props.onInput((e.target as HTMLInputElement).value)}
+      />
+      {props.hint && (
+        <small id={`${id}-hint`} class="hint">
+          {props.hint}
+        </small>
+      )}
+    </div>
+  );
+}

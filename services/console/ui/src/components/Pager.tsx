@@ -1,0 +1,16 @@
+/** Previous / next page over `next_batch` links (the server's, followed as they are). */
+import type { Paged } from "./usePaged.ts";
+
+export function Pager(props: { label: string; paged: Paged<unknown> }) {
+  const { paged } = props;
+  return (
+    <nav class="pager" aria-label={props.label}>
+      <button type="button" disabled={!paged.hasPrevious} onClick={paged.goPrevious}>
+        ← Previous page
+      </button>
+      <button type="button" disabled={!paged.next} onClick={paged.goNext}>
+        Next page →
+      </button>
+    </nav>
+  );
+}

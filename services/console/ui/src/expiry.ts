@@ -1,0 +1,20 @@
+/** Runs `onExpired` when a key's expiration passes (a key without one never expires). */
+import { useEffect } from "preact/hooks";
+import { expirationTime } from "./api.ts";
+
+const LONGEST_TIMER_MS = 2 ** 31 - 1;
+
+export function useExpiry(expiration: string | null | undefined, onExpired: () => void): void {
+  useEffect(() => {
+    const at = expirationTime(expiration);
+    if (at === undefined) return;
+    let timer: ReturnType<typeof setTimeout>;
+    const arm = () => {
+      const left = at - Date.now();
+      if (left <= 0) onExpired();
+      else timer = setTimeout(arm, Math.min(left, LONGEST_TIMER_MS));
+    };
+    arm();
+    return () => clearTimeout(timer);
+  }, [expiration]);
+}

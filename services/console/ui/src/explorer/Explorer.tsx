@@ -1,0 +1,182 @@
+/**
+ * The data explorer: a project user's session (its own key, from the project's
+ * `@authentication`), the tables and resources of the version, their rows, one
+ * row in detail, inserts, and the transaction summary of every write.
+ */
+import { useState } from "preact/hooks";
+import type { AdminContext } from "../admin-context.ts";
+import { type Client, seg } from "../api.ts";
+import { ErrorNotice } from "../components/ErrorNotice.tsx";
+import { useLoad } from "../components/useLoad.ts";
+import { type DataSession, dataSessions } from "../session.ts";
+import { useSession } from "../use-session.ts";
+import { ExplorerSignIn } from "./ExplorerSignIn.tsx";
+import { type AttributeInfo, InsertForm } from "./InsertForm.tsx";
+import { RowDetail } from "./RowDetail.tsx";
+import { RowGrid } from "./RowGrid.tsx";
+import type { Row } from "./rows.ts";
+import { TxSummary, type WriteOutcome } from "./TxSummary.tsx";
+
+interface Collection {
+  kind: "table" | "resource";
+  name: string;
+  attributes: () => Promise<AttributeInfo[]>;
+}
+
+export function Explorer({ admin }: { admin: AdminContext | undefined }) {
+  const data = useSession(dataSessions, { name: "data session", again: "Log in again." });
+  if (!data.session || !data.client) {
+    return <ExplorerSignIn admin={admin} notice={data.notice} onSignedIn={data.signIn} />;
+  }
+  const { session } = data;
+  const root = `/rest/${seg(session.account)}/${seg(session.project)}/${seg(session.version)}`;
+  return (
+    <Workspace client={data.client} root={root} session={session} onLogOut={() => void data.signOut()} />
+  );
+}
+
+function Workspace(props: { client: Client; root: string; session: DataSession; onLogOut: () => void }) {
+  const { client, root, session } = props;
+  const [current, setCurrent] = useState<Collection>();
+  const [open, setOpen] = useState<Row>();
+  const [inserting, setInserting] = useState<AttributeInfo[]>();
+  const [outcome, setOutcome] = useState<WriteOutcome>();
+  const [refresh, setRefresh] = useState(0);
+  const [error, setError] = useState<unknown>();
+
+  const collections = useLoad(async () => {
+    const [tables, resources] = await Promise.all([
+      client.call<{ name: string }[]>("GET", `${root}/@tables`),
+      client.call<{ name: string; attributes: { name: string; type: string }[] }[]>(
+        "GET",
+        `${root}/@resources`,
+      ),
+    ]);
+    const list: Collection[] = [
+      ...tables.body.map(
+        (t): Collection => ({
+          kind: "table",
+          name: t.name,
+          attributes: async () =>
+            (await client.call<{ columns: AttributeInfo[] }>("GET", `${root}/@tables/${seg(t.name)}`)).body
+              .columns,
+        }),
+      ),
+      ...resources.body.map(
+        (r): Collection => ({ kind: "resource", name: r.name, attributes: async () => r.attributes }),
+      ),
+    ];
+    return list;
+  }, [client, root]);
+
+  const choose = (c: Collection) => {
+    setCurrent(c);
+    setOpen(undefined);
+    setOutcome(undefined);
+  };
+  const written = (o: WriteOutcome, deleted = false) => {
+    setOutcome(o);
+    setRefresh((n) => n + 1);
+    if (deleted) setOpen(undefined);
+  };
+  async function startInsert() {
+    if (!current) return;
+    setError(undefined);
+    try {
+      setInserting(await current.attributes());
+    } catch (err) {
+      setError(err);
+    }
+  }
+
+  const group = (kind: Collection["kind"], title: string) => (
+    <>
+      <h2>{title}</h2>
+      <ul>
+        {collections.value
+          ?.filter((c) => c.kind === kind)
+          .map((c) => (
+            <li key={c.name}>
+              <button
+                type="button"
+                class="link"
+                aria-current={current?.name === c.name && current.kind === kind ? "true" : undefined}
+                onClick={() => choose(c)}
+              >
+                {c.name}
+              </button>
+            </li>
+          ))}
+      </ul>
+    </>
+  );
+
+  return (
+    <section aria-labelledby="explorer-title">
+      <div class="heading">
+        <h1 id="explorer-title">
+          Data: {session.account} / {session.project} / {session.version}
+        </h1>
+        <span class="who">
+          {session.userIdentifier} <span class="muted">({session.roles.join(", ")})</span>
+          <button type="button" onClick={props.onLogOut}>
+            Log out of the project
+          </button>
+        </span>
+      </div>
+      <ErrorNotice error={collections.error ?? error} />
+      <div class="explorer">
+        <nav class="collections" aria-label="Tables and resources">
+          {group("table", "Tables")}
+          {group("resource", "Resources")}
+        </nav>
+        <div class="workspace">
+          {!current && <p class="empty">Choose a table or a resource.</p>}
+          {current && (
+            <>
+              <div class="heading">
+                <h2>
+                  {current.kind === "table" ? "Table" : "Resource"} {current.name}
+                </h2>
+                <button type="button" onClick={startInsert}>
+                  New row
+                </button>
+              </div>
+              <RowGrid
+                client={client}
+                collectionPath={`${root}/${seg(current.name)}`}
+                refresh={refresh}
+                onOpen={(row) => {
+                  setOutcome(undefined);
+                  setOpen(row);
+                }}
+              />
+              {open && (
+                <RowDetail
+                  client={client}
+                  row={open}
+                  onWritten={written}
+                  onClose={() => setOpen(undefined)}
+                />
+              )}
+              <TxSummary outcome={outcome} />
+              {inserting && (
+                <InsertForm
+                  client={client}
+                  collectionPath={`${root}/${seg(current.name)}`}
+                  title={current.name}
+                  attributes={inserting}
+                  onClose={() => setInserting(undefined)}
+                  onInserted={(o) => {
+                    setInserting(undefined);
+                    written(o);
+                  }}
+                />
+              )}
+            </>
+          )}
+        </div>
+      </div>
+    </section>
+  );
+}

@@ -1,0 +1,161 @@
+/**
+ * Signing in to a project's data as one of its users, through the project's own
+ * `@authentication`: the form is drawn from its login fields, whatever the provider.
+ */
+import { useState } from "preact/hooks";
+import type { AdminContext } from "../admin-context.ts";
+import { anonymous, seg } from "../api.ts";
+import { ErrorNotice } from "../components/ErrorNotice.tsx";
+import { Field } from "../components/Field.tsx";
+import { useLoad } from "../components/useLoad.ts";
+import type { DataSession } from "../session.ts";
+
+interface LoginField {
+  name: string;
+  display?: string;
+  description?: string;
+  type?: string;
+  length?: number;
+}
+
+interface LoginInfo {
+  fields: LoginField[];
+  links?: { display?: string; href?: string }[];
+}
+
+interface Target {
+  account: string;
+  project: string;
+  version: string;
+}
+
+const versionPath = (t: Target) => `/rest/${seg(t.account)}/${seg(t.project)}/${seg(t.version)}`;
+
+export function ExplorerSignIn(props: {
+  admin: AdminContext | undefined;
+  notice: string | undefined;
+  onSignedIn: (s: DataSession) => void;
+}) {
+  const { admin } = props;
+  const [account, setAccount] = useState(admin?.session.account ?? "");
+  const [project, setProject] = useState("");
+  const [version, setVersion] = useState("v1");
+  const [target, setTarget] = useState<Target>();
+  const [info, setInfo] = useState<LoginInfo>();
+  const [values, setValues] = useState<Record<string, string>>({});
+  const [error, setError] = useState<unknown>();
+  const [busy, setBusy] = useState(false);
+  const projects = useLoad(async () => {
+    if (!admin) return [];
+    return (await admin.client.call<{ name: string }[]>("GET", `${admin.accountPath}/projects`)).body.map(
+      (p) => p.name,
+    );
+  }, [admin]);
+
+  async function choose(e: Event) {
+    e.preventDefault();
+    setError(undefined);
+    setInfo(undefined);
+    const t = { account, project, version };
+    try {
+      const r = await anonymous.call<LoginInfo>("GET", `${versionPath(t)}/@authentication`);
+      setTarget(t);
+      setInfo(r.body);
+      setValues({});
+    } catch (err) {
+      setError(err);
+    }
+  }
+
+  async function login(e: Event) {
+    e.preventDefault();
+    if (!target) return;
+    setBusy(true);
+    setError(undefined);
+    try {
+      const r = await anonymous.call<{
+        apikey: string;
+        expiration: string | null;
+        userIdentifier: string;
+        roles: string[];
+      }>("POST", `${versionPath(target)}/@authentication`, { body: values });
+      setValues({});
+      props.onSignedIn({ ...target, ...r.body });
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  return (
+    <section aria-labelledby="explorer-signin-title" class="signin-wide">
+      <h1 id="explorer-signin-title">Data explorer</h1>
+      {props.notice && (
+        <div class="notice warning" role="alert">
+          {props.notice}
+        </div>
+      )}
+      <form class="card" onSubmit={choose} aria-label="Which project">
+        <h2>1. Which project</h2>
+        <Field label="Account" name="data-account" value={account} onInput={setAccount} required />
+        {admin && projects.value && projects.value.length > 0 ? (
+          <div class="field">
+            <label for="data-project">Project</label>
+            <select
+              id="data-project"
+              value={project}
+              onChange={(e) => setProject((e.target as HTMLSelectElement).value)}
+              required
+            >
+              <option value="">Choose…</option>
+              {projects.value.map((p) => (
+                <option key={p} value={p}>
+                  {p}
+                </option>
+              ))}
+            </select>
+          </div>
+        ) : (
+          <Field label="Project" name="data-project" value={project} onInput={setProject} required />
+        )}
+        <Field label="API version" name="data-version" value={version} onInput={setVersion} required />
+        <div class="actions">
+          <button type="submit">Show the login form</button>
+        </div>
+      </form>
+      {info && target && (
+        <form class="card" onSubmit={login} aria-labelledby="data-login-title">
+          <h2 id="data-login-title">
+            2. Log in to {target.project} ({target.version})
+          </h2>
+          {info.fields.map((f) => (
+            <Field
+              key={f.name}
+              label={f.display || f.name}
+              name={`login-${f.name}`}
+              type={f.type === "password" ? "password" : "text"}
+              maxLength={f.length}
+              hint={f.description}
+              value={values[f.name] ?? ""}
+              onInput={(v) => setValues((old) => ({ ...old, [f.name]: v }))}
+            />
+          ))}
+          {info.links && info.links.length > 0 && (
+            <ul class="links">
+              {info.links.map((l) => (
+                <li key={l.display ?? l.href}>{l.display ?? l.href}</li>
+              ))}
+            </ul>
+          )}
+          <div class="actions">
+            <button type="submit" class="primary" disabled={busy}>
+              Log in
+            </button>
+          </div>
+        </form>
+      )}
+      <ErrorNotice error={error} />
+    </section>
+  );
+}

@@ -1,0 +1,54 @@
+/**
+ * The transaction summary of a write: every row it changed. Entries other than
+ * the object written (rows changed by rules, nested children) are marked.
+ */
+import { useRef } from "preact/hooks";
+import { localPath } from "../api.ts";
+import { useFocusOn } from "../components/focus.ts";
+import { Value } from "../components/Value.tsx";
+import { metadataOf, type Row } from "./rows.ts";
+
+export interface WriteOutcome {
+  what: string;
+  txsummary: Row[];
+}
+
+export function TxSummary({ outcome }: { outcome: WriteOutcome | undefined }) {
+  const ref = useRef<HTMLElement>(null);
+  useFocusOn(ref, outcome);
+  if (!outcome) return null;
+  const written = metadataOf(outcome.txsummary[0] ?? {}).href;
+  return (
+    <section class="txsummary" aria-labelledby="txsummary-title" tabIndex={-1} ref={ref}>
+      <h2 id="txsummary-title">
+        {outcome.what}: {outcome.txsummary.length} row(s) changed
+      </h2>
+      {outcome.txsummary.length === 0 && <p class="empty">Nothing changed.</p>}
+      <ol>
+        {outcome.txsummary.map((entry, i) => {
+          const m = metadataOf(entry);
+          const sideEffect = i > 0 && m.href !== written;
+          return (
+            <li key={`${m.href}-${i}`} class={sideEffect ? "side-effect" : "written"}>
+              <span class={`badge verb-${(m.verb ?? "").toLowerCase()}`}>{m.verb}</span>{" "}
+              <strong>{m.resource}</strong> <code class="muted">{m.href ? localPath(m.href) : ""}</code>
+              {sideEffect && <span class="badge side-effect-label">side effect</span>}
+              <dl class="attributes">
+                {Object.entries(entry)
+                  .filter(([k]) => k !== "@metadata")
+                  .map(([k, v]) => (
+                    <div key={k}>
+                      <dt>{k}</dt>
+                      <dd>
+                        <Value value={v} />
+                      </dd>
+                    </div>
+                  ))}
+              </dl>
+            </li>
+          );
+        })}
+      </ol>
+    </section>
+  );
+}

@@ -1,0 +1,169 @@
+/** A project's API keys: list, create a manual key (its value shown once), delete. */
+import { useState } from "preact/hooks";
+import type { AdminContext } from "../admin-context.ts";
+import { seg } from "../api.ts";
+import { Confirm, Dialog } from "../components/Dialog.tsx";
+import { ErrorNotice, Outcome } from "../components/ErrorNotice.tsx";
+import { Field } from "../components/Field.tsx";
+import { FormCard } from "../components/FormCard.tsx";
+import { RolePicker } from "../components/RolePicker.tsx";
+import { RowAction, Table } from "../components/Table.tsx";
+import { Time } from "../components/Time.tsx";
+import { useAction } from "../components/useAction.ts";
+import { useLoad } from "../components/useLoad.ts";
+
+interface ApiKey {
+  id: string;
+  name: string;
+  kind: string;
+  status: string;
+  roles: string[];
+  expiration: string | null;
+  userIdentifier?: string | null;
+  description?: string | null;
+  created?: string;
+  apikey?: string;
+}
+
+export function ApiKeys(props: { context: AdminContext; project: string; roles: string[] }) {
+  const { context } = props;
+  const keysPath = `${context.accountPath}/projects/${seg(props.project)}/apikeys`;
+  const keys = useLoad(async () => (await context.client.call<ApiKey[]>("GET", keysPath)).body, [keysPath]);
+  const [name, setName] = useState("");
+  const [description, setDescription] = useState("");
+  const [expires, setExpires] = useState("");
+  const [roles, setRoles] = useState<string[]>([]);
+  const [created, setCreated] = useState<ApiKey>();
+  const [deleting, setDeleting] = useState<ApiKey>();
+  const action = useAction();
+
+  const create = () => {
+    void action.run(async () => {
+      const body: Record<string, unknown> = { name, roles };
+      if (description) body.description = description;
+      if (expires) body.expiration = new Date(expires).toISOString();
+      const r = await context.client.call<ApiKey>("POST", keysPath, { body });
+      setCreated(r.body);
+      setName("");
+      setDescription("");
+      setExpires("");
+      setRoles([]);
+      await keys.reload();
+      return undefined;
+    });
+  };
+  const remove = (key: ApiKey) => {
+    setDeleting(undefined);
+    void action.run(async () => {
+      await context.client.call("DELETE", `${keysPath}/${seg(key.id)}`);
+      await keys.reload();
+      return `Key ${key.name} deleted: it stopped working at once.`;
+    });
+  };
+
+  return (
+    <div class="split">
+      <div>
+        <h2>API keys</h2>
+        <ErrorNotice error={keys.error} />
+        {keys.value?.length === 0 && <p class="empty">No keys.</p>}
+        {keys.value && keys.value.length > 0 && (
+          <Table
+            rows={keys.value}
+            rowKey={(k) => k.id}
+            columns={[
+              {
+                title: "Name",
+                cell: (k) => (
+                  <>
+                    {k.name}
+                    {k.description && <div class="muted">{k.description}</div>}
+                  </>
+                ),
+              },
+              { title: "Kind", cell: (k) => k.kind },
+              { title: "Status", cell: (k) => <span class={`badge status-${k.status}`}>{k.status}</span> },
+              { title: "Roles", cell: (k) => k.roles.join(", ") },
+              { title: "Expires (UTC)", cell: (k) => <Time iso={k.expiration} /> },
+            ]}
+            actions={
+              context.readOnly
+                ? undefined
+                : (k) => <RowAction label="Delete" name={k.name} onClick={() => setDeleting(k)} />
+            }
+          />
+        )}
+      </div>
+      {!context.readOnly && (
+        <FormCard title="New manual key" submitLabel="Create key" busy={action.busy} onSubmit={create}>
+          <Field label="Name" name="key-name" value={name} onInput={setName} required />
+          <Field label="Description" name="key-description" value={description} onInput={setDescription} />
+          <Field
+            label="Expires"
+            name="key-expires"
+            type="datetime-local"
+            value={expires}
+            onInput={setExpires}
+            hint="Your local time; empty: the key does not expire."
+          />
+          <RolePicker roles={props.roles} chosen={roles} onChange={setRoles} />
+        </FormCard>
+      )}
+      <Outcome action={action} />
+      {created?.apikey && <NewKey apiKey={created} onClose={() => setCreated(undefined)} />}
+      {deleting && (
+        <Confirm
+          title={`Delete key ${deleting.name}?`}
+          question="Programs using this key are refused from their next request on."
+          confirmLabel="Delete"
+          onConfirm={() => remove(deleting)}
+          onCancel={() => setDeleting(undefined)}
+        />
+      )}
+    </div>
+  );
+}
+
+/** The one time a key's value is shown: copy it now. */
+function NewKey(props: { apiKey: ApiKey; onClose: () => void }) {
+  const [copied, setCopied] = useState<string>();
+  async function copy() {
+    try {
+      await navigator.clipboard.writeText(props.apiKey.apikey!);
+      setCopied("Copied to the clipboard.");
+    } catch {
+      setCopied("The browser refused the clipboard: select the key and copy it yourself.");
+    }
+  }
+  return (
+    <Dialog title={`Key ${props.apiKey.name} created`} onClose={props.onClose}>
+      <p class="notice warning">This is the only time the key is shown. Copy it now and keep it safe.</p>
+      <div class="field">
+        <label for="new-key-value">API key</label>
+        <div class="copy-row">
+          <input
+            id="new-key-value"
+            class="code"
+            readOnly
+            value={props.apiKey.apikey}
+            onFocus={(e) => (e.target as HTMLInputElement).select()}
+          />
+          <button type="button" onClick={copy} autofocus>
+            Copy
+          </button>
+        </div>
+        <p class="hint" role="status">
+          {copied}
+        </p>
+      </div>
+      <p class="hint">
+        Use it as <code>Authorization: Tessera &lt;key&gt;:1</code>.
+      </p>
+      <div class="actions">
+        <button type="button" onClick={props.onClose}>
+          Done
+        </button>
+      </div>
+    </Dialog>
+  );
+}

@@ -1,0 +1,248 @@
+/**
+ * A project's definition as JSON: a dry run shows what would change (or the
+ * problems, at their paths) before anything is applied; Apply sends If-Match with
+ * the ETag of what was loaded, so someone else's change is never overwritten
+ * unseen (412: reload, or compare against theirs).
+ */
+import { useLayoutEffect, useRef, useState } from "preact/hooks";
+import type { AdminContext } from "../admin-context.ts";
+import { ApiFailure, type Problem, seg } from "../api.ts";
+import { DiffView } from "../components/DiffView.tsx";
+import { Done, ErrorNotice } from "../components/ErrorNotice.tsx";
+import { Field } from "../components/Field.tsx";
+import { useFocusOn } from "../components/focus.ts";
+import { locate } from "../json-location.ts";
+import { go } from "../route.ts";
+import type { LoadedProject } from "./Project.tsx";
+
+const NEW_PROJECT = {
+  tables: {},
+  apiVersions: { v1: {} },
+  roles: {},
+};
+
+interface DryRun {
+  diff: Record<string, unknown>;
+  /** The text the diff was made for: Apply stores exactly that. */
+  text: string;
+}
+
+/** Someone else stored a revision since ours was loaded. */
+interface Conflict {
+  loadedRevision: number | undefined;
+  current?: { revision: number; etag: string };
+}
+
+const pretty = (value: unknown) => JSON.stringify(value, null, 2);
+const revisionOf = (etag: string) => Number(etag.replace(/"/g, ""));
+
+export function DefinitionEditor(props: {
+  context: AdminContext;
+  project: LoadedProject | undefined;
+  onStored: () => void;
+}) {
+  const { context, project } = props;
+  const [name, setName] = useState("");
+  const [text, setText] = useState(pretty(project?.definition ?? NEW_PROJECT));
+  const [etag, setEtag] = useState(project?.etag);
+  const [dryRun, setDryRun] = useState<DryRun>();
+  const [problems, setProblems] = useState<Problem[]>([]);
+  const [error, setError] = useState<unknown>();
+  const [conflict, setConflict] = useState<Conflict>();
+  const [done, setDone] = useState<string>();
+  const [busy, setBusy] = useState(false);
+  const editor = useRef<HTMLTextAreaElement>(null);
+  const diffRef = useRef<HTMLDivElement>(null);
+  const conflictRef = useRef<HTMLDivElement>(null);
+  useFocusOn(diffRef, dryRun);
+  useFocusOn(conflictRef, conflict);
+
+  // A newly loaded revision (after Apply, a rollback or a reload) replaces the text — before
+  // the browser paints or takes a keystroke, so nothing typed into it is wiped afterwards.
+  useLayoutEffect(() => {
+    if (!project) return;
+    setText(pretty(project.definition));
+    setEtag(project.etag);
+    setDryRun(undefined);
+    setProblems([]);
+    setConflict(undefined);
+  }, [project?.etag]);
+
+  const projectName = project?.name ?? name;
+  const projectPath = `${context.accountPath}/projects/${seg(projectName)}`;
+  const ifMatch = (): Record<string, string> => (etag ? { "if-match": etag } : {});
+
+  function parsed(): unknown {
+    try {
+      return JSON.parse(text);
+    } catch (err) {
+      throw new Error(`The definition is not valid JSON: ${(err as Error).message}`);
+    }
+  }
+
+  async function run(action: () => Promise<void>) {
+    setBusy(true);
+    setError(undefined);
+    setProblems([]);
+    setDone(undefined);
+    try {
+      await action();
+    } catch (err) {
+      if (err instanceof ApiFailure && err.status === 412) {
+        // The dry run was against a revision that is gone: Apply waits for a new one.
+        setDryRun(undefined);
+        setConflict({ loadedRevision: etag ? revisionOf(etag) : undefined });
+      } else {
+        if (err instanceof ApiFailure) setProblems(err.problems);
+        setError(err);
+      }
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  const check = () =>
+    run(async () => {
+      setDryRun(undefined);
+      const body = parsed();
+      const r = await context.client.call<Record<string, unknown>>("PUT", `${projectPath}?dryRun=true`, {
+        body,
+        headers: ifMatch(),
+      });
+      setDryRun({ diff: r.body, text });
+    });
+
+  const apply = () =>
+    run(async () => {
+      const r = await context.client.call<{ revision: number; summary: string }>("PUT", projectPath, {
+        body: parsed(),
+        headers: ifMatch(),
+      });
+      setDryRun(undefined);
+      setDone(`Stored revision ${r.body.revision}: ${r.body.summary}`);
+      if (!project) go("projects", projectName);
+      else props.onStored();
+    });
+
+  /** Their revision becomes the base: the dry run then shows what our text would change in it. */
+  const compare = () =>
+    run(async () => {
+      const current = await context.client.call<LoadedProject>("GET", projectPath);
+      const currentEtag = current.headers.get("etag") ?? "";
+      setEtag(currentEtag);
+      setConflict({
+        loadedRevision: conflict?.loadedRevision,
+        current: { revision: current.body.revision, etag: currentEtag },
+      });
+      const r = await context.client.call<Record<string, unknown>>("PUT", `${projectPath}?dryRun=true`, {
+        body: parsed(),
+        headers: { "if-match": currentEtag },
+      });
+      setDryRun({ diff: r.body, text });
+    });
+
+  const reload = () => {
+    setConflict(undefined);
+    setDone(undefined);
+    props.onStored();
+  };
+
+  function showProblem(p: Problem) {
+    const span = locate(text, p.path);
+    const area = editor.current;
+    if (!area) return;
+    area.focus();
+    if (span) area.setSelectionRange(span.offset, span.offset + span.length);
+  }
+
+  const canApply = !context.readOnly && dryRun?.text === text && !busy && (project || name);
+  return (
+    <div class="editor">
+      {!project && (
+        <Field
+          label="Project name"
+          name="project"
+          value={name}
+          onInput={setName}
+          required
+          pattern="[A-Za-z][A-Za-z0-9_-]{0,62}"
+        />
+      )}
+      <div class="field">
+        <label for="definition">Definition (JSON)</label>
+        <textarea
+          id="definition"
+          ref={editor}
+          class="code"
+          spellcheck={false}
+          rows={24}
+          value={text}
+          readOnly={context.readOnly}
+          onInput={(e) => setText((e.target as HTMLTextAreaElement).value)}
+        />
+      </div>
+      {!context.readOnly && (
+        <div class="actions">
+          <button type="button" onClick={check} disabled={busy}>
+            Check changes (dry run)
+          </button>
+          <button type="button" class="primary" onClick={apply} disabled={!canApply}>
+            Apply{etag ? ` (If-Match ${etag})` : ""}
+          </button>
+          {dryRun && dryRun.text !== text && (
+            <span class="hint">The text changed since the dry run: check again.</span>
+          )}
+        </div>
+      )}
+      {conflict && (
+        <div class="notice warning" role="alert" tabIndex={-1} ref={conflictRef}>
+          <strong class="notice-title">Someone else changed this project</strong>
+          <p>
+            {conflict.loadedRevision !== undefined
+              ? `You loaded revision ${conflict.loadedRevision}, but another change has been stored since. `
+              : "The project was created by someone else meanwhile. "}
+            Nothing of yours was applied. Reload to start from their revision (your edits are discarded), or
+            compare to see what your text would change in theirs.
+          </p>
+          {conflict.current && (
+            <p>
+              Comparing against revision {conflict.current.revision}: applying now replaces it with your text.
+            </p>
+          )}
+          <div class="actions">
+            <button type="button" onClick={reload}>
+              Reload
+            </button>
+            <button type="button" onClick={compare} disabled={busy || !project}>
+              Compare with their revision
+            </button>
+          </div>
+        </div>
+      )}
+      <ErrorNotice error={error} title={problems.length ? "The definition has problems" : undefined} />
+      {problems.length > 0 && (
+        <ol class="problems" aria-label="Problems">
+          {problems.map((p) => {
+            const span = locate(text, p.path);
+            return (
+              <li key={p.path + p.message}>
+                <button type="button" class="link" onClick={() => showProblem(p)}>
+                  <code>{p.path}</code>
+                  {span && <span class="muted"> (line {span.line})</span>}
+                </button>
+                <span class="problem-message">{p.message}</span>
+              </li>
+            );
+          })}
+        </ol>
+      )}
+      {dryRun && (
+        <div class="dry-run" tabIndex={-1} ref={diffRef}>
+          <h2>Dry run: what Apply would change</h2>
+          <DiffView diff={dryRun.diff} />
+        </div>
+      )}
+      <Done message={done} />
+    </div>
+  );
+}

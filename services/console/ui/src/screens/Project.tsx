@@ -1,0 +1,76 @@
+/** One project: its definition, revisions, built-in users and API keys, on tabs. */
+
+import type { AdminContext } from "../admin-context.ts";
+import { seg } from "../api.ts";
+import { ErrorNotice } from "../components/ErrorNotice.tsx";
+import { useLoad } from "../components/useLoad.ts";
+import { href } from "../route.ts";
+import { ApiKeys } from "./ApiKeys.tsx";
+import { DefinitionEditor } from "./DefinitionEditor.tsx";
+import { Revisions } from "./Revisions.tsx";
+import { Users } from "./Users.tsx";
+
+export interface LoadedProject {
+  name: string;
+  revision: number;
+  definition: Record<string, unknown>;
+  /** The ETag of what was loaded: sent back as If-Match. */
+  etag: string;
+}
+
+const TABS = [
+  { id: "definition", label: "Definition" },
+  { id: "revisions", label: "Revisions" },
+  { id: "users", label: "Users" },
+  { id: "keys", label: "API keys" },
+];
+
+export function Project(props: { context: AdminContext; name: string | undefined; tab: string | undefined }) {
+  const { context, name } = props;
+  const tab = TABS.some((t) => t.id === props.tab) ? props.tab! : "definition";
+  const project = useLoad(async () => {
+    if (name === undefined) return undefined;
+    const r = await context.client.call<Omit<LoadedProject, "etag">>(
+      "GET",
+      `${context.accountPath}/projects/${seg(name)}`,
+    );
+    return { ...r.body, etag: r.headers.get("etag") ?? "" };
+  }, [context, name]);
+
+  if (name === undefined) {
+    return (
+      <section aria-labelledby="project-title">
+        <h1 id="project-title">New project</h1>
+        <DefinitionEditor context={context} project={undefined} onStored={() => {}} />
+      </section>
+    );
+  }
+  const roles = Object.keys((project.value?.definition.roles as Record<string, unknown> | undefined) ?? {});
+  return (
+    <section aria-labelledby="project-title">
+      <p class="crumbs">
+        <a href={href("projects")}>Projects</a> /
+      </p>
+      <h1 id="project-title">
+        {name}
+        {project.value && <span class="muted"> · revision {project.value.revision}</span>}
+      </h1>
+      <nav class="tabs" aria-label="Project sections">
+        {TABS.map((t) => (
+          <a key={t.id} href={href("projects", name, t.id)} aria-current={t.id === tab ? "page" : undefined}>
+            {t.label}
+          </a>
+        ))}
+      </nav>
+      <ErrorNotice error={project.error} />
+      {project.value && tab === "definition" && (
+        <DefinitionEditor context={context} project={project.value} onStored={project.reload} />
+      )}
+      {project.value && tab === "revisions" && (
+        <Revisions context={context} project={project.value} onRolledBack={project.reload} />
+      )}
+      {tab === "users" && <Users context={context} project={name} roles={roles} />}
+      {tab === "keys" && <ApiKeys context={context} project={name} roles={roles} />}
+    </section>
+  );
+}

@@ -1,0 +1,136 @@
+/** A project's definition history: view any revision, roll back to one (as a new revision). */
+import { useState } from "preact/hooks";
+import type { AdminContext } from "../admin-context.ts";
+import { ApiFailure, seg } from "../api.ts";
+import { Confirm, Dialog } from "../components/Dialog.tsx";
+import { Done, ErrorNotice } from "../components/ErrorNotice.tsx";
+import { Pager } from "../components/Pager.tsx";
+import { Table } from "../components/Table.tsx";
+import { Time } from "../components/Time.tsx";
+import { usePaged } from "../components/usePaged.ts";
+import { valueText } from "../components/Value.tsx";
+import type { LoadedProject } from "./Project.tsx";
+
+interface Revision {
+  revision: number;
+  by: { kind: string; login?: string; role?: string } | null;
+  at: string;
+  summary: string;
+  definition?: unknown;
+}
+
+const byText = (by: Revision["by"]) =>
+  !by ? "unknown" : by.kind === "operator" ? "the operator" : `${by.login ?? "?"} (${by.role ?? by.kind})`;
+
+export function Revisions(props: {
+  context: AdminContext;
+  project: LoadedProject;
+  onRolledBack: () => void;
+}) {
+  const { context, project } = props;
+  const projectPath = `${context.accountPath}/projects/${seg(project.name)}`;
+  const revisions = usePaged<Revision>(context.client, `${projectPath}/revisions?pagesize=20`);
+  const [viewing, setViewing] = useState<Revision>();
+  const [rollingBack, setRollingBack] = useState<number>();
+  const [error, setError] = useState<unknown>();
+  const [done, setDone] = useState<string>();
+
+  async function view(n: number) {
+    setError(undefined);
+    try {
+      setViewing((await context.client.call<Revision>("GET", `${projectPath}/revisions/${n}`)).body);
+    } catch (err) {
+      setError(err);
+    }
+  }
+
+  async function rollBack(n: number) {
+    setRollingBack(undefined);
+    setError(undefined);
+    setDone(undefined);
+    try {
+      const r = await context.client.call<{ revision: number; summary: string }>(
+        "POST",
+        `${projectPath}/rollback`,
+        {
+          body: { revision: n },
+          headers: { "if-match": project.etag },
+        },
+      );
+      setDone(`Rolled back: stored revision ${r.body.revision} (${r.body.summary})`);
+      props.onRolledBack();
+      revisions.reload();
+    } catch (err) {
+      if (err instanceof ApiFailure && err.status === 412) {
+        setError(
+          new Error(
+            `Someone else changed the project since you loaded revision ${project.revision}: nothing was rolled back. Reload the project and try again.`,
+          ),
+        );
+        props.onRolledBack();
+        revisions.reload();
+      } else setError(err);
+    }
+  }
+
+  return (
+    <div>
+      <ErrorNotice error={error ?? revisions.error} />
+      <Done message={done} />
+      <Table
+        rows={revisions.items ?? []}
+        rowKey={(r) => r.revision}
+        rowClass={(r) => (r.revision === project.revision ? "current" : undefined)}
+        columns={[
+          {
+            title: "Revision",
+            cell: (r) => (
+              <>
+                {r.revision}
+                {r.revision === project.revision && <span class="badge">current</span>}
+              </>
+            ),
+          },
+          { title: "When", cell: (r) => <Time iso={r.at} /> },
+          { title: "By", cell: (r) => byText(r.by) },
+          { title: "Summary", cell: (r) => r.summary },
+        ]}
+        actions={(r) => (
+          <>
+            <button type="button" onClick={() => view(r.revision)}>
+              View
+            </button>
+            {!context.readOnly && r.revision !== project.revision && (
+              <button type="button" onClick={() => setRollingBack(r.revision)}>
+                Roll back to {r.revision}
+              </button>
+            )}
+          </>
+        )}
+      />
+      <Pager label="Revision pages" paged={revisions} />
+      {viewing && (
+        <Dialog title={`Revision ${viewing.revision}`} onClose={() => setViewing(undefined)}>
+          <p>
+            {viewing.at} by {byText(viewing.by)}: {viewing.summary}
+          </p>
+          <pre class="code">{valueText(JSON.stringify(viewing.definition, null, 2))}</pre>
+          <div class="actions">
+            <button type="button" onClick={() => setViewing(undefined)} autofocus>
+              Close
+            </button>
+          </div>
+        </Dialog>
+      )}
+      {rollingBack !== undefined && (
+        <Confirm
+          title={`Roll back to revision ${rollingBack}?`}
+          question={`Revision ${rollingBack}'s definition becomes a new revision (after ${project.revision}); the history stays as it is.`}
+          confirmLabel="Roll back"
+          onConfirm={() => rollBack(rollingBack)}
+          onCancel={() => setRollingBack(undefined)}
+        />
+      )}
+    </div>
+  );
+}

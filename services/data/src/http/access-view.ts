@@ -1,0 +1,29 @@
+/**
+ * What a caller may do, as the documents and formats of the read layer ask it:
+ * per table and access level, the permission (or none). A key's view follows its
+ * roles; the full view (a role with `apiDocs`, or public docs read without a key)
+ * allows everything, every column.
+ */
+import { type Permission, type Principal, permissionFor } from "../domain/authorization.ts";
+import type { AccessLevel } from "../domain/project-definition.ts";
+import type { ProjectModel, TableModel } from "../domain/project-model.ts";
+
+export type AccessView = (table: TableModel, level: AccessLevel) => Permission | null;
+
+export function keyAccess(project: ProjectModel, principal: Principal): AccessView {
+  return (table, level) => permissionFor(project, principal, table, level);
+}
+
+const EVERYTHING: Permission = { rowFilters: null, columns: null };
+
+export const fullAccess: AccessView = () => EVERYTHING;
+
+/** True when one of the key's roles grants the whole API document (`"apiDocs": true`). */
+export function hasApiDocsRole(project: ProjectModel, principal: Principal): boolean {
+  return principal.roles.some((role) => project.definition.roles[role]?.apiDocs === true);
+}
+
+/** The caller's view: everything with an `apiDocs` role, else what its roles grant. */
+export function callerAccess(project: ProjectModel, principal: Principal): AccessView {
+  return hasApiDocsRole(project, principal) ? fullAccess : keyAccess(project, principal);
+}

@@ -1,0 +1,84 @@
+/**
+ * The account record: the operator creates and deletes accounts; an account's
+ * administrators may read it and change its display name (admin-access gate).
+ */
+import type Router from "@koa/router";
+import { z } from "zod";
+import { noteAudit } from "../../../../../shared/admin-access/audit.ts";
+import { callerOf } from "../../../../../shared/admin-access/gate.ts";
+import { readJsonBody } from "../../../../../shared/http/json-body.ts";
+import { parseBody } from "../../../../../shared/http/parse-body.ts";
+import { parseQueryString, single } from "../../domain/query-params.ts";
+import { type AdminRouteDeps, isoTime, requireAccount } from "./deps.ts";
+import { page, pageSize } from "./paging.ts";
+import { nameParam, optionalNameQuery } from "./params.ts";
+
+const accountBody = z.strictObject({ displayName: z.string().max(200).optional() });
+
+export function addAccountRoutes(router: Router, deps: AdminRouteDeps): void {
+  // Every account, in name order, paged (`since`: the last name of the previous page). The
+  // operator's alone: a path outside every account (shared/admin-access/permissions.ts).
+  router.get("/accounts", async (ctx) => {
+    const params = parseQueryString(ctx.querystring);
+    // An empty `since` is the first page, as no `since` is.
+    const since = optionalNameQuery(single(params, "since") || undefined) ?? "";
+    const limit = pageSize(params);
+    const fetched = await deps.meta.listAccounts(since, limit + 1);
+    ctx.body = page(
+      ctx,
+      deps.publicBaseUrl,
+      fetched,
+      limit,
+      (doc) => ({ name: doc._id, displayName: doc.displayName ?? null, created: isoTime(doc.createdAt) }),
+      (last) => [["since", last._id]],
+    );
+  });
+
+  router.get("/accounts/:account", async (ctx) => {
+    const account = nameParam(ctx, "account");
+    const doc = await requireAccount(deps, account, ctx);
+    const projects = await deps.meta.listProjects(account);
+    ctx.body = {
+      name: account,
+      displayName: doc.displayName ?? null,
+      created: isoTime(doc.createdAt),
+      projects: projects.map((p) => p.name),
+    };
+  });
+
+  router.put("/accounts/:account", async (ctx) => {
+    const account = nameParam(ctx, "account");
+    const body = parseBody(accountBody, await readJsonBody(ctx, deps.maxBodyBytes));
+    // Only the operator creates accounts: an administrator's account must still be there.
+    if (callerOf(ctx).kind !== "operator") await requireAccount(deps, account, ctx);
+    const { created, doc } = await deps.meta.putAccount(account, body.displayName);
+    const shown = body.displayName === undefined ? "no display name" : `display name '${body.displayName}'`;
+    noteAudit(ctx, {
+      accountUid: deps.meta.accountUid(doc),
+      summary: created ? `account created (${shown})` : `account updated (${shown})`,
+    });
+    ctx.status = created ? 201 : 200;
+    ctx.body = { name: account, displayName: body.displayName ?? null, created: isoTime(doc.createdAt) };
+  });
+
+  // A deletion is recorded before it happens, so that the sweeper drops what in-flight writes
+  // recreate under the dead names (and whatever a deletion failing half-way leaves behind).
+  // The audit trail stays: the operator still finds it (GET /admin/v1/audit?account=…).
+  router.delete("/accounts/:account", async (ctx) => {
+    const account = nameParam(ctx, "account");
+    const doc = await requireAccount(deps, account, ctx);
+    const database = deps.meta.accountDatabase(doc);
+    const projects = await deps.meta.listProjects(account);
+    noteAudit(ctx, {
+      accountUid: deps.meta.accountUid(doc),
+      summary: `account deleted with ${projects.length} project(s)`,
+    });
+    await deps.meta.recordDeletedStorage({ account, database });
+    await deps.admins.deleteAccount(account);
+    await deps.meta.deleteAccount(account);
+    for (const p of projects) await deps.projects.changed(account, p.name);
+    await deps.revisions.deleteAccount(account);
+    await deps.tenants.dropAccountStorage(database);
+    ctx.body = { name: account, deleted: true };
+  });
+}

@@ -1,0 +1,76 @@
+/**
+ * Reading the audit trail: an account's (its current incarnation: an account
+ * created again does not see its predecessor's), readable by its admins and
+ * readers; and the whole platform's (every incarnation of every account, and the
+ * platform-wide changes), for the operator only.
+ */
+import type Router from "@koa/router";
+import type { Context } from "koa";
+import { errors } from "../../../../../shared/errors.ts";
+import { parseQueryString, single } from "../../domain/query-params.ts";
+import { AUDIT_ID, type AuditDoc, auditIdAt } from "../../store/audit-store.ts";
+import { type AdminRouteDeps, isoTime, requireAccount } from "./deps.ts";
+import { page, pageSize } from "./paging.ts";
+import { nameParam, optionalNameQuery } from "./params.ts";
+
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
+
+/** `since`: an entry's id (the entries after it) or an ISO 8601 time (the entries from then on). */
+export function auditCursor(since: string | undefined): string {
+  if (since === undefined || since === "") return "";
+  if (AUDIT_ID.test(since)) return since;
+  const withZone = /T.*(Z|[+-]\d{2}:?\d{2})$/.test(since) || !since.includes("T") ? since : `${since}Z`;
+  const at = Date.parse(withZone);
+  if (!ISO_TIME.test(since) || Number.isNaN(at)) {
+    throw errors.malformed("Parameter 'since' must be an audit entry's id or an ISO 8601 time");
+  }
+  return auditIdAt(Math.max(0, at));
+}
+
+const entryView = (e: AuditDoc) => ({
+  id: e._id,
+  at: isoTime(e.at),
+  account: e.account,
+  incarnation: e.accountUid,
+  actor: e.actor,
+  method: e.method,
+  path: e.path,
+  summary: e.summary,
+  status: e.status,
+  ...(e.errorCode === undefined || e.errorCode === null ? {} : { errorCode: e.errorCode }),
+  requestId: e.requestId,
+});
+
+/** An entry as the audit listings answer it. */
+export type AuditEntryView = ReturnType<typeof entryView>;
+
+export function addAuditRoutes(router: Router, deps: AdminRouteDeps): void {
+  const answer = async (
+    ctx: Context,
+    filter: { account?: string; accountUid?: string },
+    extra: [string, string][],
+  ) => {
+    const params = parseQueryString(ctx.querystring);
+    const from = auditCursor(single(params, "since"));
+    const limit = pageSize(params);
+    const fetched = await deps.audit.page(filter, from, limit + 1);
+    ctx.body = page(ctx, deps.publicBaseUrl, fetched, limit, entryView, (last) => [
+      ...extra,
+      ["since", last._id],
+    ]);
+  };
+
+  router.get("/accounts/:account/audit", async (ctx) => {
+    const doc = await requireAccount(deps, nameParam(ctx, "account"), ctx);
+    await answer(ctx, { accountUid: deps.meta.accountUid(doc) }, []);
+  });
+
+  router.get("/audit", async (ctx) => {
+    const account = optionalNameQuery(single(parseQueryString(ctx.querystring), "account"));
+    await answer(
+      ctx,
+      account === undefined ? {} : { account },
+      account === undefined ? [] : [["account", account]],
+    );
+  });
+}

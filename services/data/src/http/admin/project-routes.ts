@@ -1,0 +1,157 @@
+/**
+ * Projects: their definitions (every accepted one kept as a revision, with who
+ * stored it, when and what changed), dry runs that answer the change without
+ * making it, rollback to an earlier revision, and `ETag`/`If-Match` on the
+ * revision so that a change made against a stale copy fails with 412.
+ */
+import type Router from "@koa/router";
+import type { Context } from "koa";
+import { z } from "zod";
+import { actorOf, noteAudit } from "../../../../../shared/admin-access/audit.ts";
+import { callerOf } from "../../../../../shared/admin-access/gate.ts";
+import { errors } from "../../../../../shared/errors.ts";
+import { readJsonBody } from "../../../../../shared/http/json-body.ts";
+import { parseBody } from "../../../../../shared/http/parse-body.ts";
+import type { RequestState } from "../../../../../shared/http/request-context.ts";
+import {
+  type AppliedChange,
+  applyProjectChange,
+  checkDefinition,
+  previewProjectChange,
+} from "../../domain/project-changes.ts";
+import { intParam, parseQueryString, single } from "../../domain/query-params.ts";
+import type { StoredRevision } from "../../store/revision-store.ts";
+import { type AdminRouteDeps, isoTime, requireAccount, requireProject } from "./deps.ts";
+import { parseIfMatch, revisionETag } from "./if-match.ts";
+import { page, pageSize } from "./paging.ts";
+import { booleanParam, nameParam, revisionParam } from "./params.ts";
+
+const rollbackBody = z.strictObject({ revision: z.number().int().positive() });
+
+const revisionView = (r: StoredRevision) => ({
+  revision: r.revision,
+  by: r.by,
+  at: isoTime(r.at),
+  summary: r.summary,
+});
+
+export function addProjectRoutes(router: Router, deps: AdminRouteDeps): void {
+  const where = (ctx: Context) => ({
+    account: nameParam(ctx, "account"),
+    project: nameParam(ctx, "project"),
+  });
+  const answerApplied = (ctx: Context, project: string, applied: AppliedChange) => {
+    noteAudit(ctx, { summary: applied.summary });
+    ctx.set("ETag", revisionETag(applied.revision));
+    ctx.status = applied.created ? 201 : 200;
+    ctx.body = { name: project, revision: applied.revision, summary: applied.summary };
+  };
+
+  router.get("/accounts/:account/projects", async (ctx) => {
+    const account = nameParam(ctx, "account");
+    await requireAccount(deps, account, ctx);
+    ctx.body = (await deps.meta.listProjects(account)).map((p) => ({
+      name: p.name,
+      revision: p.revision,
+      updated: isoTime(p.updatedAt),
+    }));
+  });
+
+  router.get("/accounts/:account/projects/:project", async (ctx) => {
+    const { account, project } = where(ctx);
+    const stored = await requireProject(deps, account, project, ctx);
+    ctx.set("ETag", revisionETag(stored.revision));
+    ctx.body = { name: stored.name, revision: stored.revision, definition: stored.definition };
+  });
+
+  router.put("/accounts/:account/projects/:project", async (ctx) => {
+    const { account, project } = where(ctx);
+    const dryRun = booleanParam(single(parseQueryString(ctx.querystring), "dryRun"), "dryRun");
+    if (dryRun) noteAudit(ctx, { skip: true });
+    const precondition = parseIfMatch(ctx.get("if-match"));
+    const input = await readJsonBody(ctx, deps.maxBodyBytes);
+    await requireAccount(deps, account, ctx);
+    const definition = checkDefinition(input, { account, project }, deps);
+    if (dryRun) {
+      const preview = await previewProjectChange(deps.meta, { account, project, definition, precondition });
+      if (preview.currentRevision !== undefined) ctx.set("ETag", revisionETag(preview.currentRevision));
+      ctx.body = preview.diff;
+      return;
+    }
+    const applied = await applyProjectChange(deps, {
+      account,
+      project,
+      definition,
+      precondition,
+      by: actorOf(callerOf(ctx)),
+      requestId: (ctx.state as RequestState).requestId,
+    });
+    answerApplied(ctx, project, applied);
+  });
+
+  router.delete("/accounts/:account/projects/:project", async (ctx) => {
+    const { account, project } = where(ctx);
+    await requireAccount(deps, account, ctx);
+    noteAudit(ctx, { summary: "project deleted" });
+    await deps.leases.hold(`project:${account}/${project}`, async () => {
+      const stored = await deps.meta.getProjectWithStorage(account, project);
+      if (!stored) throw errors.notFound(`No project '${project}' in account '${account}'`);
+      await deps.meta.recordDeletedStorage({ account, project, ...stored.storage });
+      await deps.meta.deleteProject(account, project);
+      await deps.projects.changed(account, project);
+      await deps.revisions.deleteProject(account, project);
+      await deps.tenants.dropProjectStorage(stored.storage);
+    });
+    ctx.body = { name: project, deleted: true };
+  });
+
+  router.get("/accounts/:account/projects/:project/revisions", async (ctx) => {
+    const { account, project } = where(ctx);
+    const params = parseQueryString(ctx.querystring);
+    const since = intParam(params, "since", 0, 0, 999_999_999);
+    const limit = pageSize(params);
+    const stored = await requireProject(deps, account, project, ctx);
+    const fetched = await deps.revisions.list(stored.uid, {
+      after: since,
+      upTo: stored.revision,
+      limit: limit + 1,
+    });
+    ctx.body = page(ctx, deps.publicBaseUrl, fetched, limit, revisionView, (last) => [
+      ["since", String(last.revision)],
+    ]);
+  });
+
+  router.get("/accounts/:account/projects/:project/revisions/:revision", async (ctx) => {
+    const { account, project } = where(ctx);
+    const number = revisionParam(ctx);
+    const stored = await requireProject(deps, account, project, ctx);
+    const revision = number <= stored.revision ? await deps.revisions.get(stored.uid, number) : null;
+    if (!revision) throw errors.notFound(`No revision ${number} of project '${project}'`);
+    ctx.set("ETag", revisionETag(revision.revision));
+    ctx.body = { ...revisionView(revision), definition: revision.definition };
+  });
+
+  router.post("/accounts/:account/projects/:project/rollback", async (ctx) => {
+    const { account, project } = where(ctx);
+    const precondition = parseIfMatch(ctx.get("if-match"));
+    const body = parseBody(rollbackBody, await readJsonBody(ctx, deps.maxBodyBytes));
+    const stored = await requireProject(deps, account, project, ctx);
+    noteAudit(ctx, { summary: `rollback to revision ${body.revision}` });
+    const target =
+      body.revision <= stored.revision ? await deps.revisions.get(stored.uid, body.revision) : null;
+    if (!target) throw errors.notFound(`No revision ${body.revision} of project '${project}'`);
+    // Checked again as it stands today: a revision that no longer passes is refused like any PUT.
+    const definition = checkDefinition(target.definition, { account, project }, deps);
+    const applied = await applyProjectChange(deps, {
+      account,
+      project,
+      definition,
+      precondition,
+      uid: stored.uid,
+      by: actorOf(callerOf(ctx)),
+      requestId: (ctx.state as RequestState).requestId,
+      describe: (summary) => `rollback to revision ${body.revision}: ${summary}`,
+    });
+    answerApplied(ctx, project, applied);
+  });
+}

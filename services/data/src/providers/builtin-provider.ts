@@ -1,0 +1,52 @@
+/**
+ * The built-in provider: users stored per project (admin API), passwords
+ * checked with argon2id; supports password change on login.
+ */
+import { GENERIC_LOGIN_FAILURE } from "../../../../shared/contracts/internal-api.ts";
+import { checkPasswordLogin } from "../credentials/password-login.ts";
+import type { PasswordHasher } from "../credentials/passwords.ts";
+import type { MetaStore } from "../store/meta-store.ts";
+import type { AuthProvider, LoginInfo, ProviderVerdict } from "./provider.ts";
+
+const FAILED: ProviderVerdict = { ok: false, message: GENERIC_LOGIN_FAILURE };
+
+export const BUILTIN_LOGIN_INFO: LoginInfo = {
+  fields: [
+    { name: "username", display: "User name", type: "text" },
+    { name: "password", display: "Password", type: "password" },
+  ],
+  links: [],
+};
+
+export function createBuiltinProvider(options: {
+  meta: MetaStore;
+  hasher: PasswordHasher;
+  account: string;
+  project: string;
+  projectRoles: ReadonlySet<string>;
+}): AuthProvider {
+  const { meta, hasher, account, project, projectRoles } = options;
+  return {
+    getLoginInfo: async () => BUILTIN_LOGIN_INFO,
+    async authenticate({ payload, enablePasswordChange }) {
+      const login = await checkPasswordLogin({
+        hasher,
+        payload,
+        enablePasswordChange,
+        find: (username) => meta.getUser(account, project, username),
+        changePassword: (username, expectedHash, newHash) =>
+          meta.changePassword(account, project, username, expectedHash, newHash),
+      });
+      if (!login.ok) return FAILED;
+      const user = login.holder;
+      return {
+        ok: true,
+        userIdentifier: login.name,
+        roles: user.roles.filter((r) => projectRoles.has(r)),
+        globals: user.globals,
+        keyLifetimeSeconds: user.keyLifetimeSeconds,
+        ...login.change,
+      };
+    },
+  };
+}

@@ -1,0 +1,253 @@
+/**
+ * Custom authentication providers: a project library (JavaScript) whose create
+ * function returns `{getConfigInfo?, configure?, getLoginInfo?, authenticate}`
+ * (docs/providers.md; the original product's provider API: docs/contract.md §2),
+ * run in the data service's sandbox.
+ *
+ * Per isolate, on first use: the create function is called (it may be async),
+ * then `configure(config)`. The provider object then stays in the warm isolate
+ * and serves `getLoginInfo()` and `authenticate(payload, enablePasswordChange)`.
+ * Library code, create function name and config are all part of the program's
+ * code hash, so changing any of them gives fresh isolates.
+ *
+ * Provider code can call `tessera.fetchJson(url, {method, headers, body,
+ * timeoutMs})` to reach the project's `allowedHosts`.
+ *
+ * Failures: a provider that throws, times out, runs out of memory or answers
+ * garbage gives `{ok: false}` (logged by kind and a fingerprint of the error
+ * text, which can quote the credentials). Only a
+ * sandbox that cannot take the call at all (shut down, at capacity, queue
+ * full) is an error: 503 (`errors.unavailable`).
+ */
+import { errors } from "../../../../shared/errors.ts";
+import { fingerprint } from "../../../../shared/loggable-error.ts";
+import { isPlainObject } from "../domain/values.ts";
+import { createFetchJson, type FetchJsonOptions } from "../sandbox/fetch.ts";
+import {
+  SandboxError,
+  type SandboxErrorKind,
+  type SandboxLogger,
+  type SandboxPool,
+  type SandboxProgram,
+} from "../sandbox/index.ts";
+import {
+  type ConfigInfo,
+  DEFAULT_LOGIN_INFO,
+  GENERIC_LOGIN_FAILURE,
+  mapAuthenticateResult,
+  mapConfigInfo,
+  mapLoginInfo,
+} from "./custom-provider-result.ts";
+import type { AuthenticateRequest, AuthProvider, LoginInfo, ProviderVerdict } from "./provider.ts";
+
+export type { ConfigField, ConfigInfo } from "./custom-provider-result.ts";
+export { GENERIC_LOGIN_FAILURE } from "./custom-provider-result.ts";
+
+export interface CustomProviderOptions {
+  pool: SandboxPool;
+  /** Sandbox key of this project's provider, e.g. `<account>/<project>/auth`. */
+  programKey: string;
+  /** The code of the library named by `authentication.library`. */
+  libraryCode: string;
+  /** The library's name (shown in stack traces). */
+  libraryName?: string;
+  /** `authentication.createFunction`: a global function of the library. */
+  createFunction: string;
+  /** `authentication.config`, handed to the provider's `configure`. */
+  config: Record<string, unknown>;
+  /** Role names the project defines; other roles a provider names are dropped. */
+  projectRoles: Iterable<string>;
+  /** `authentication.exposeProviderMessages`: show the provider's `errorMessage` to the client. */
+  exposeProviderMessages: boolean;
+  /** `authentication.allowedHosts`: hosts `tessera.fetchJson` may reach. */
+  allowedHosts: string[];
+  logger: SandboxLogger;
+  /** Wall-clock limit of each provider call (default: the pool's `timeoutMs`). */
+  timeoutMs?: number;
+  /** Limits of `tessera.fetchJson` (and a resolver, for tests). */
+  fetch?: Omit<FetchJsonOptions, "allowedHosts" | "allowLoopback" | "logger">;
+}
+
+export interface CustomAuthProvider extends AuthProvider {
+  /** The provider's `getConfigInfo()` (after `configure`); `{current: {}, fields: [], links: []}` when it has none. */
+  getConfigInfo(): Promise<ConfigInfo>;
+  /** Loads the library and runs create + configure now, so that the first login is fast and errors show early. */
+  warm(): Promise<void>;
+  readonly program: SandboxProgram;
+}
+
+/** Failures whose message the sandbox writes itself, without text from the program or its data. */
+const SANDBOX_OWN_MESSAGES = new Set<SandboxErrorKind>(["timeout", "memory", "unavailable"]);
+
+const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+const HOLDER = "__tesseraProvider$";
+
+/** The script that runs after the library: creates and configures the provider once per isolate. */
+function providerScript(createFunction: string, config: Record<string, unknown>): string {
+  const name = createFunction;
+  // JSON.stringify of a string is a valid JavaScript string literal.
+  const configLiteral = JSON.stringify(JSON.stringify(config));
+  return `const ${HOLDER} = (function () {
+  "use strict";
+  const __tessera_config = ${configLiteral};
+  let __tessera_ready;
+  return function () {
+    if (__tessera_ready === undefined) {
+      const __tessera_attempt = (async function () {
+        if (typeof ${name} !== "function") throw new Error("The library defines no function ${name}");
+        const __tessera_provider = await ${name}();
+        if (__tessera_provider === null || (typeof __tessera_provider !== "object" && typeof __tessera_provider !== "function")) {
+          throw new Error("${name} did not return a provider object");
+        }
+        if (typeof __tessera_provider.configure === "function") {
+          await __tessera_provider.configure(JSON.parse(__tessera_config));
+        }
+        return __tessera_provider;
+      })();
+      __tessera_ready = __tessera_attempt;
+      __tessera_attempt.catch(function () { if (__tessera_ready === __tessera_attempt) __tessera_ready = undefined; });
+    }
+    return __tessera_ready;
+  };
+})();
+`;
+}
+
+const AUTHENTICATE = `const p = await ${HOLDER}();
+if (typeof p.authenticate !== "function") throw new Error("The provider has no authenticate function");
+return await p.authenticate(payload, enablePasswordChange);`;
+
+const LOGIN_INFO = `const p = await ${HOLDER}();
+return typeof p.getLoginInfo === "function" ? { defined: true, value: await p.getLoginInfo() } : { defined: false };`;
+
+const CONFIG_INFO = `const p = await ${HOLDER}();
+return typeof p.getConfigInfo === "function" ? { defined: true, value: await p.getConfigInfo() } : { defined: false };`;
+
+const WARM = `await ${HOLDER}(); return true;`;
+
+export function createCustomProvider(options: CustomProviderOptions): CustomAuthProvider {
+  const { pool, programKey, logger } = options;
+  if (!IDENTIFIER.test(options.createFunction) || options.createFunction.startsWith("__tessera")) {
+    throw new TypeError(`Invalid create function name: ${options.createFunction}`);
+  }
+  const projectRoles = new Set(options.projectRoles);
+  const fetchJson = createFetchJson({
+    ...options.fetch,
+    allowedHosts: options.allowedHosts,
+    allowLoopback: pool.allowLoopbackFetch,
+    logger,
+  });
+  const program = pool.program(
+    programKey,
+    [
+      { code: options.libraryCode, filename: `${options.libraryName ?? "library"}.js` },
+      { code: providerScript(options.createFunction, options.config), filename: "tessera-provider.js" },
+    ],
+    { hostFunctions: { "tessera.fetchJson": fetchJson } },
+  );
+  const callOptions = { timeoutMs: options.timeoutMs };
+
+  /** Runs provider code; SandboxError("unavailable") becomes 503, other failures are returned. */
+  async function run(
+    code: string,
+    bindings: Record<string, unknown>,
+  ): Promise<{ ok: true; value: unknown } | { ok: false; error: SandboxError }> {
+    try {
+      return { ok: true, value: await program.evaluate(code, bindings, { ...callOptions, kind: "body" }) };
+    } catch (e) {
+      if (e instanceof SandboxError) {
+        if (e.kind === "unavailable") throw errors.unavailable("The authentication sandbox", e);
+        return { ok: false, error: e };
+      }
+      throw e;
+    }
+  }
+
+  /**
+   * What provider code threw (or returned, or failed to load) can quote what it was
+   * given: the credentials, the configuration. Such text is logged as a fingerprint;
+   * the sandbox's own words about limits (time, memory) are logged as they are.
+   */
+  const codeFailure = (error: SandboxError) => ({
+    provider: options.createFunction,
+    kind: error.kind,
+    fingerprint: fingerprint(error.message),
+    ...(SANDBOX_OWN_MESSAGES.has(error.kind) ? { reason: error.message } : {}),
+  });
+
+  function failure(details: Record<string, unknown>): ProviderVerdict {
+    logger.warn({ programKey, ...details }, "custom authentication provider: login failed");
+    return { ok: false, message: GENERIC_LOGIN_FAILURE };
+  }
+
+  return {
+    program,
+
+    async authenticate(request: AuthenticateRequest): Promise<ProviderVerdict> {
+      const payload = isPlainObject(request.payload) ? request.payload : {};
+      const enablePasswordChange = request.enablePasswordChange === true;
+      const outcome = await run(AUTHENTICATE, { payload, enablePasswordChange });
+      if (!outcome.ok) {
+        return failure(codeFailure(outcome.error));
+      }
+      const mapped = mapAuthenticateResult(outcome.value, {
+        projectRoles,
+        exposeProviderMessages: options.exposeProviderMessages,
+        enablePasswordChange,
+        payload,
+        now: Date.now(),
+      });
+      if (mapped.malformed) {
+        return failure({ reason: `the provider's answer is unusable: ${mapped.notes.join("; ")}` });
+      }
+      if (!mapped.verdict.ok) {
+        logger.debug({ programKey }, "custom authentication provider refused a login");
+      } else if (mapped.notes.length > 0) {
+        logger.warn({ programKey, notes: mapped.notes }, "custom authentication provider: answer adjusted");
+      }
+      return mapped.verdict;
+    },
+
+    async getLoginInfo(): Promise<LoginInfo> {
+      const outcome = await run(LOGIN_INFO, {});
+      if (!outcome.ok) {
+        logger.warn({ programKey, ...codeFailure(outcome.error) }, "getLoginInfo failed");
+        throw errors.unavailable("The authentication provider", outcome.error);
+      }
+      const answer = outcome.value as { defined?: boolean; value?: unknown };
+      if (!answer?.defined) return structuredClone(DEFAULT_LOGIN_INFO);
+      const mapped = mapLoginInfo(answer.value);
+      if ("problem" in mapped) {
+        logger.warn({ programKey, reason: mapped.problem }, "getLoginInfo answered something unusable");
+        throw errors.unavailable("The authentication provider");
+      }
+      return mapped.info;
+    },
+
+    async getConfigInfo(): Promise<ConfigInfo> {
+      const outcome = await run(CONFIG_INFO, {});
+      if (!outcome.ok) {
+        logger.warn({ programKey, ...codeFailure(outcome.error) }, "getConfigInfo failed");
+        throw errors.unavailable("The authentication provider", outcome.error);
+      }
+      const answer = outcome.value as { defined?: boolean; value?: unknown };
+      if (!answer?.defined) return { current: {}, fields: [], links: [] };
+      const mapped = mapConfigInfo(answer.value);
+      if ("problem" in mapped) {
+        logger.warn({ programKey, reason: mapped.problem }, "getConfigInfo answered something unusable");
+        throw errors.unavailable("The authentication provider");
+      }
+      return mapped.info;
+    },
+
+    async warm(): Promise<void> {
+      const outcome = await run(WARM, {});
+      if (!outcome.ok) throw errors.unavailable("The authentication provider", outcome.error);
+    },
+  };
+}
+
+/** Reads a custom provider's `getConfigInfo()` (e.g. for an admin view of the project). */
+export function readCustomProviderConfigInfo(options: CustomProviderOptions): Promise<ConfigInfo> {
+  return createCustomProvider(options).getConfigInfo();
+}

@@ -1,0 +1,35 @@
+/**
+ * Finds the authentication provider of a project: the built-in one, or the
+ * project's custom JavaScript provider running in the sandbox.
+ */
+
+import type { PasswordHasher } from "../credentials/passwords.ts";
+import type { ProjectModel } from "../domain/project-model.ts";
+import type { MetaStore } from "../store/meta-store.ts";
+import { createBuiltinProvider } from "./builtin-provider.ts";
+import type { AuthProvider } from "./provider.ts";
+
+export interface ProviderRegistry {
+  providerFor(project: ProjectModel): AuthProvider;
+}
+
+export type CustomProviderFactory = (project: ProjectModel) => AuthProvider;
+
+export function createProviderRegistry(options: {
+  meta: MetaStore;
+  hasher: PasswordHasher;
+  custom: CustomProviderFactory;
+}): ProviderRegistry {
+  return {
+    providerFor(project) {
+      if (project.definition.authentication.provider === "custom") return options.custom(project);
+      return createBuiltinProvider({
+        meta: options.meta,
+        hasher: options.hasher,
+        account: project.account,
+        project: project.name,
+        projectRoles: new Set(project.roles.keys()),
+      });
+    },
+  };
+}

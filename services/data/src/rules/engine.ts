@@ -1,0 +1,69 @@
+/**
+ * The reactive logic engine of a data-service process (docs/rules.md): the
+ * rules of each project model compiled once into a sandbox program, and their
+ * run over one request's plan (logic-run.ts).
+ */
+import type { Problem } from "../domain/project-definition.ts";
+import type { ProjectModel } from "../domain/project-model.ts";
+import type { WritePlan } from "../domain/write-plan.ts";
+import { LogicRun } from "./logic-run.ts";
+import { programSource } from "./program.ts";
+import { ruleProgramSources } from "./rule-libraries.ts";
+import type { CompiledLogic, LogicLimits, LogicRequest, LogicStats } from "./run-state.ts";
+import { type RuleRuntime, ruleFailure } from "./runtime.ts";
+
+export type { LogicLimits, LogicRequest, LogicStats } from "./run-state.ts";
+
+export const DEFAULT_LIMITS: LogicLimits = { maxWaves: 500, maxRowPasses: 100_000, maxSettleRounds: 50 };
+
+export class LogicEngine {
+  readonly runtime: RuleRuntime;
+  readonly limits: LogicLimits;
+  readonly #compiled = new WeakMap<ProjectModel, CompiledLogic>();
+
+  constructor(runtime: RuleRuntime, limits: Partial<LogicLimits> = {}) {
+    this.runtime = runtime;
+    this.limits = { ...DEFAULT_LIMITS, ...limits };
+  }
+
+  /** Problems of a project's rules (run when a definition is applied). */
+  check(model: ProjectModel): Problem[] {
+    return this.compiled(model).problems;
+  }
+
+  compiled(model: ProjectModel): CompiledLogic {
+    let c = this.#compiled.get(model);
+    if (!c) {
+      // The rules were compiled and checked with the model; a model with problems is never built.
+      const logic = model.logic;
+      const problems: Problem[] = [];
+      const key = `rules:${model.account}/${model.name}`;
+      c = {
+        logic,
+        problems,
+        program: {
+          key,
+          version: `${model.uid}:${model.revision}`,
+          sources: ruleProgramSources(key, programSource(logic), model.definition.libraries),
+        },
+        byIndex: new Map(logic.rules.map((r) => [r.index, r])),
+      };
+      this.#compiled.set(model, c);
+    }
+    return c;
+  }
+
+  /** Runs the project's rules over the plan; throws (and the request fails) when a rule rejects it. */
+  async apply(plan: WritePlan, request: LogicRequest): Promise<LogicStats> {
+    const compiled = this.compiled(plan.project);
+    const stats: LogicStats = { sandboxCalls: 0, rowPasses: 0, waves: 0 };
+    if (!compiled.logic.hasRules) return stats;
+    if (compiled.problems.length > 0) {
+      throw ruleFailure(
+        `The project's rules cannot run: ${compiled.problems[0]!.path}: ${compiled.problems[0]!.message}`,
+      );
+    }
+    await new LogicRun(this, compiled, plan, request, stats).run();
+    return stats;
+  }
+}

@@ -1,0 +1,36 @@
+/**
+ * Reactive logic (docs/rules.md): the rules of a project definition, run on every
+ * write's plan before it is committed. The data service wires `planExtension`
+ * into the writer and `checkModel` into the admin API (rejects definitions
+ * whose rules do not parse, read unknown attributes or form a cycle).
+ */
+import type { Problem } from "../domain/project-definition.ts";
+import type { ProjectModel } from "../domain/project-model.ts";
+import type { PlanExtension } from "../domain/writer.ts";
+import type { SandboxPool } from "../sandbox/index.ts";
+import { LogicEngine, type LogicLimits } from "./engine.ts";
+import { type RuleRuntime, sandboxRuntime } from "./runtime.ts";
+
+export { LogicEngine, type LogicLimits, type LogicStats } from "./engine.ts";
+export { type RuleRuntime, sandboxRuntime } from "./runtime.ts";
+
+export interface Logic {
+  engine: LogicEngine;
+  planExtension: PlanExtension;
+  checkModel: (model: ProjectModel) => Problem[];
+}
+
+export function createLogic(
+  options: { pool: SandboxPool; timeoutMs?: number } | { runtime: RuleRuntime },
+  limits: Partial<LogicLimits> = {},
+): Logic {
+  const runtime = "runtime" in options ? options.runtime : sandboxRuntime(options.pool, options);
+  const engine = new LogicEngine(runtime, limits);
+  return {
+    engine,
+    planExtension: async (plan, principal, context) => {
+      await engine.apply(plan, { principal, resource: context.resource, version: context.version });
+    },
+    checkModel: (model) => engine.check(model),
+  };
+}

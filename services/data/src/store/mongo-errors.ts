@@ -1,0 +1,55 @@
+/**
+ * Driver errors of MongoDB that the write path answers in its own terms. Code
+ * outside store/ sees only these errors, never the driver's.
+ */
+import { ApiError, ErrorCode, errors } from "../../../../shared/errors.ts";
+import type { RowId } from "./tenant-store.ts";
+
+/** The store's code for a write that would give two rows the same unique key. */
+const DUPLICATE_KEY = 11000;
+
+export function isDuplicateKey(err: unknown): boolean {
+  return (err as { code?: number } | null)?.code === DUPLICATE_KEY;
+}
+
+/**
+ * An insert refused because a row with its key is stored already (400 4003). The
+ * writer, which knows the resource and key the client wrote, answers it in those terms.
+ */
+export class DuplicateKeyError extends ApiError {
+  readonly collection: string;
+  readonly id: RowId;
+
+  constructor(collection: string, id: RowId) {
+    super(
+      400,
+      ErrorCode.badAttribute,
+      `An object with this key already exists in '${collection.split(".").pop()}'`,
+    );
+    this.collection = collection;
+    this.id = id;
+  }
+}
+
+/** Errors of the MongoDB driver (and mongoose) that mean "the store is not reachable right now". */
+const UNREACHABLE =
+  /^(Mongo(Network|NetworkTimeout|ServerSelection|NotConnected|Topology|PoolCleared)Error|MongooseServerSelectionError)$/;
+
+/** The store's code for a command stopped at its `maxTimeMS`. */
+const MAX_TIME_EXPIRED = 50;
+
+/**
+ * For the error middleware: a MongoDB that is away → 503/5031; a query stopped at
+ * its time limit → 503/5031 saying so (a write undoes what it applied before the
+ * error reaches here); other errors are left alone.
+ */
+export function translateMongoError(err: unknown): ApiError | undefined {
+  const name = (err as { name?: string } | null)?.name ?? "";
+  const message = String((err as { message?: string } | null)?.message);
+  const code = (err as { code?: unknown } | null)?.code;
+  if (code === MAX_TIME_EXPIRED || (err as { codeName?: unknown } | null)?.codeName === "MaxTimeMSExpired")
+    return errors.queryTimedOut(err);
+  if (UNREACHABLE.test(name) || /buffering timed out/.test(message))
+    return errors.unavailable("A data store", err);
+  return undefined;
+}

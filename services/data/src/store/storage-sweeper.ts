@@ -1,0 +1,78 @@
+/**
+ * Cleans up after deleted accounts and projects. Their storage is dropped at
+ * the deletion, but a write that was already in flight (or served from a
+ * process's cached model a moment longer) can still land afterwards and
+ * create collections or a sequence under the dead names. For a while after
+ * each deletion, every data-service process drops whatever reappeared there;
+ * then the record of the deletion is forgotten. Storage that a live account or
+ * project uses after all (a failed deletion, a restore) is never dropped.
+ */
+import type { Logger } from "../../../../shared/logger.ts";
+import type { MetaStore } from "./meta-store.ts";
+import type { TenantStore } from "./tenant-store.ts";
+
+/** How often each process sweeps. */
+export const SWEEP_INTERVAL_MS = 30_000;
+/** How long after a deletion its storage is swept: far longer than any request can be in flight. */
+export const SWEEP_FOR_MS = 15 * 60_000;
+
+export class DeletedStorageSweeper {
+  readonly #meta: MetaStore;
+  readonly #tenants: TenantStore;
+  readonly #logger: Logger;
+  readonly #sweepForMs: number;
+  #timer: NodeJS.Timeout | undefined;
+  #running: Promise<void> | undefined;
+
+  constructor(options: { meta: MetaStore; tenants: TenantStore; logger: Logger; sweepForMs?: number }) {
+    this.#meta = options.meta;
+    this.#tenants = options.tenants;
+    this.#logger = options.logger;
+    this.#sweepForMs = options.sweepForMs ?? SWEEP_FOR_MS;
+  }
+
+  start(intervalMs = SWEEP_INTERVAL_MS): void {
+    this.#timer = setInterval(() => void this.sweep(), intervalMs);
+    this.#timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.#timer) clearInterval(this.#timer);
+    await this.#running;
+  }
+
+  /** One pass over every recorded deletion (a pass already under way is joined, not repeated). */
+  sweep(): Promise<void> {
+    this.#running ??= this.#sweepAll().finally(() => {
+      this.#running = undefined;
+    });
+    return this.#running;
+  }
+
+  async #sweepAll(): Promise<void> {
+    let entries: Awaited<ReturnType<MetaStore["listDeletedStorage"]>>;
+    try {
+      entries = await this.#meta.listDeletedStorage();
+    } catch (err) {
+      this.#logger.warn({ err }, "deleted storage could not be listed; sweeping later");
+      return;
+    }
+    for (const entry of entries) {
+      try {
+        if (!(await this.#meta.storageInUse(entry))) {
+          if (entry.collectionPrefix === undefined) await this.#tenants.dropAccountStorage(entry.database);
+          else
+            await this.#tenants.dropProjectStorage({
+              database: entry.database,
+              collectionPrefix: entry.collectionPrefix,
+            });
+        }
+        if (Date.now() - entry.deletedAt.getTime() >= this.#sweepForMs) {
+          await this.#meta.forgetDeletedStorage(entry._id);
+        }
+      } catch (err) {
+        this.#logger.warn({ err, database: entry.database }, "deleted storage not swept; trying again later");
+      }
+    }
+  }
+}

@@ -1,0 +1,397 @@
+/**
+ * Durable write intents and the row locks they hold, in Redis. Without
+ * transactions a request's writes are applied one by one, each guarded by a
+ * checksum; the row lock is what makes check and write one step (FerretDB, for
+ * one, applies an update's filter and its change separately). Before the first of
+ * them, one Lua call locks every row the request writes and records an intent:
+ * the tenant database and every planned write with the row before and after (and so
+ * the checksums that guard the write and its undo). The same call on success
+ * (or after a complete undo) releases the locks and deletes the intent. An
+ * intent whose holder stopped renewing its lease (the undo could not finish,
+ * the process died) keeps its rows locked until a recoverer claims it, undoes
+ * its writes and releases it.
+ *
+ * Keys under the Redis prefix (shared/redis/key-layout.ts), all of one tenant
+ * database in one hash slot (the tag `{<database>}`), so every script runs on
+ * one Redis Cluster node:
+ *  - `rowlock:{<database>}/<collection>/<row id>`: the id of the intent holding
+ *    the row (no expiry: a lock is held exactly while its intent exists), or
+ *    `~deleted` for a while after a committed delete of the row;
+ *  - `intent:{<database>}:<id>`: hash of `owner` (who may work it), `body` (EJSON
+ *    of the database and the writes), `keys` (the row locks it holds), `since`;
+ *  - `intents:{<database>}`: sorted set of the database's intent ids by lease
+ *    expiry (Redis time, ms);
+ *  - `intent-databases`: sorted set of the databases whose writers recorded
+ *    intents lately (Redis time of the last time one said so), where recovery
+ *    looks, instead of scanning every node. A writer says so before its first
+ *    intent in a database and again every `registerEveryMs`; recovery drops a
+ *    database nobody named for `pruneAfterMs` whose index is empty, only if
+ *    nobody named it meanwhile: a writer that records an intent named the
+ *    database less than `registerEveryMs` before, so no database with an
+ *    intent is ever dropped.
+ */
+import { randomBytes } from "node:crypto";
+import { BSON } from "mongodb";
+import { type ApiError, errors } from "../../../../shared/errors.ts";
+import type { RedisClient } from "../../../../shared/redis/clients.ts";
+import {
+  intentDatabasesKey,
+  intentIndexKey,
+  intentKeyPrefix,
+  rowLockKey,
+} from "../../../../shared/redis/key-layout.ts";
+import { defineScript, type Script } from "../../../../shared/redis/scripts.ts";
+import type { PlannedWrite } from "./guarded-writes.ts";
+import type { RowId } from "./tenant-store.ts";
+
+const NOW = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
+
+// KEYS: intents, intent, row locks…; ARGV: id, lease ms, body, keys (JSON), intent key prefix, then
+// per row lock '1' when the plan read the row as existing. Returns 0 (a row is held by another
+// intent; nothing taken), 1 (taken), 2 (taken, but a row the plan read was deleted since).
+const ACQUIRE = `
+local id, stale = ARGV[1], 0
+for i = 3, #KEYS do
+  local holder = redis.call('GET', KEYS[i])
+  if holder == '~deleted' then
+    if ARGV[i + 3] == '1' then stale = 1 end
+  elseif holder and holder ~= id then
+    -- A lock whose intent is gone is stale; one with an expiry was taken by an older release.
+    if redis.call('EXISTS', ARGV[5] .. holder) == 1 or redis.call('PTTL', KEYS[i]) > 0 then return 0 end
+  end
+end
+for i = 3, #KEYS do redis.call('SET', KEYS[i], id) end
+${NOW}
+redis.call('HSET', KEYS[2], 'owner', id, 'body', ARGV[3], 'keys', ARGV[4])
+redis.call('HSETNX', KEYS[2], 'since', now)
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), id)
+return 1 + stale`;
+
+// KEYS: intents, intent, row locks…; ARGV: id, owner, tombstone ms, then per row lock '1' to leave
+// a delete tombstone. Returns 1 (finished), 2 (already gone), 0 (another owner works it).
+const FINISH = `
+local owner = redis.call('HGET', KEYS[2], 'owner')
+if not owner then
+  redis.call('ZREM', KEYS[1], ARGV[1])
+  return 2
+end
+if owner ~= ARGV[2] then return 0 end
+for i = 3, #KEYS do
+  if redis.call('GET', KEYS[i]) == ARGV[1] then
+    if ARGV[i + 1] == '1' then redis.call('SET', KEYS[i], '~deleted', 'PX', ARGV[3])
+    else redis.call('DEL', KEYS[i]) end
+  end
+end
+redis.call('DEL', KEYS[2])
+redis.call('ZREM', KEYS[1], ARGV[1])
+return 1`;
+
+// KEYS: intents, intent; ARGV: id, owner, lease ms ('' hands the intent over to recovery now).
+const RENEW = `
+if redis.call('HGET', KEYS[2], 'owner') ~= ARGV[2] then return 0 end
+${NOW}
+if ARGV[3] == '' then
+  redis.call('HSET', KEYS[2], 'owner', '')
+  redis.call('ZADD', KEYS[1], now, ARGV[1])
+else
+  redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[1])
+end
+return 1`;
+
+// KEYS: intents; ARGV: intent key prefix, new owner, lease ms. Claims the intent whose lease ran
+// out first: {id, body, keys, since, now}, or the number of intents left (none claimable).
+const CLAIM = `
+${NOW}
+for _ = 1, 100 do
+  local id = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, 1)[1]
+  if not id then return redis.call('ZCARD', KEYS[1]) end
+  local fields = redis.call('HMGET', ARGV[1] .. id, 'body', 'keys', 'since')
+  if fields[1] then
+    redis.call('HSET', ARGV[1] .. id, 'owner', ARGV[2])
+    redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), id)
+    return {id, fields[1], fields[2], fields[3] or tostring(now), tostring(now)}
+  end
+  redis.call('ZREM', KEYS[1], id)
+end
+return redis.call('ZCARD', KEYS[1])`;
+
+// KEYS: intents. Returns {intents recorded, intents whose lease ran out}.
+const COUNT = `
+${NOW}
+return {redis.call('ZCARD', KEYS[1]), redis.call('ZCOUNT', KEYS[1], '-inf', now)}`;
+
+// KEYS: intent databases; ARGV: database.
+const REGISTER = `
+${NOW}
+redis.call('ZADD', KEYS[1], now, ARGV[1])
+return 1`;
+
+// KEYS: intent databases; ARGV: database, the score it had when it was found idle.
+const UNREGISTER = `
+if redis.call('ZSCORE', KEYS[1], ARGV[1]) == ARGV[2] then return redis.call('ZREM', KEYS[1], ARGV[1]) end
+return 0`;
+
+export interface RegistryTiming {
+  /** How often a writer names a database it writes to again (per process). */
+  registerEveryMs: number;
+  /** How long a database nobody named stays where recovery looks once its index is empty (well above registerEveryMs). */
+  pruneAfterMs: number;
+}
+
+const REGISTRY_TIMING: RegistryTiming = { registerEveryMs: 60_000, pruneAfterMs: 600_000 };
+
+/** One row lock a request asks for. */
+export interface RowLockRequest {
+  key: string;
+  /** The plan read the row as existing (it updates or deletes it). */
+  existed: boolean;
+}
+
+export interface IntentBody {
+  database: string;
+  writes: PlannedWrite[];
+}
+
+/** An intent a recoverer claimed. */
+export interface ClaimedIntent extends IntentBody {
+  id: string;
+  owner: string;
+  /** The row locks it holds. */
+  keys: string[];
+  /** How long ago it was first recorded. */
+  ageMs: number;
+}
+
+export type AcquireOutcome = "taken" | "busy" | "stale";
+export type FinishOutcome = "finished" | "gone" | "lost";
+
+/** A fresh id for an intent or for a claim (ids never start with `~`). */
+export function newIntentId(): string {
+  return randomBytes(12).toString("hex");
+}
+
+/** The intent's body as stored: EJSON, so every BSON value of a row survives the trip. */
+export function encodeIntent(body: IntentBody): string {
+  return BSON.EJSON.stringify(body, { relaxed: true });
+}
+
+export function decodeIntent(text: string): IntentBody {
+  const body = BSON.EJSON.parse(text, { relaxed: true }) as IntentBody;
+  if (typeof body?.database !== "string" || !Array.isArray(body.writes))
+    throw new Error("not a write intent");
+  return body;
+}
+
+/**
+ * A failed script call as 503, without the client's error object: ioredis keeps the command's
+ * arguments on it, and an intent's arguments carry rows, which must never reach a log line.
+ */
+function redisFailure(err: unknown): ApiError {
+  const { name, message } = err instanceof Error ? err : { name: "Error", message: String(err) };
+  return errors.unavailable("The write lock store", new Error(`${name}: ${message}`));
+}
+
+type ScriptName = "acquire" | "finish" | "renew" | "claim" | "count" | "register" | "unregister";
+
+export class WriteIntents {
+  readonly #prefix: string;
+  readonly #redis: RedisClient;
+  readonly #scripts: Record<ScriptName, Script>;
+  /** When this process last named each database in the registry (its own clock). */
+  readonly #registered = new Map<string, number>();
+  readonly #timing: RegistryTiming;
+
+  constructor(redis: RedisClient, prefix: string, timing: RegistryTiming = REGISTRY_TIMING) {
+    this.#prefix = prefix;
+    this.#timing = timing;
+    this.#redis = redis;
+    const script = (name: ScriptName, lua: string): Script => {
+      const call = defineScript(redis, `intent_${name}`, lua);
+      return async (...args) => {
+        try {
+          return await call(...args);
+        } catch (err) {
+          throw redisFailure(err);
+        }
+      };
+    };
+    this.#scripts = {
+      acquire: script("acquire", ACQUIRE),
+      finish: script("finish", FINISH),
+      renew: script("renew", RENEW),
+      claim: script("claim", CLAIM),
+      count: script("count", COUNT),
+      register: script("register", REGISTER),
+      unregister: script("unregister", UNREGISTER),
+    };
+  }
+
+  /** The lock key of one stored row. */
+  lockKey(database: string, collection: string, id: RowId): string {
+    return rowLockKey(this.#prefix, database, collection, JSON.stringify(id));
+  }
+
+  #intentKey(database: string, id: string): string {
+    return intentKeyPrefix(this.#prefix, database) + id;
+  }
+
+  #index(database: string): string {
+    return intentIndexKey(this.#prefix, database);
+  }
+
+  /** Names `database` where recovery looks, before an intent is recorded in it (again after a while). */
+  async #register(database: string): Promise<void> {
+    const last = this.#registered.get(database);
+    const sentAt = performance.now();
+    if (last !== undefined && sentAt - last < this.#timing.registerEveryMs) return;
+    await this.#scripts.register(1, intentDatabasesKey(this.#prefix), database);
+    if (this.#registered.size > 10_000) this.#registered.clear();
+    this.#registered.set(database, sentAt);
+  }
+
+  /** The databases where intents may be, with the Redis time they were last named. */
+  async #databases(): Promise<[string, string][]> {
+    let flat: string[];
+    try {
+      flat = await this.#redis.zrange(intentDatabasesKey(this.#prefix), 0, -1, "WITHSCORES");
+    } catch (err) {
+      throw redisFailure(err);
+    }
+    const pairs: [string, string][] = [];
+    for (let i = 0; i + 1 < flat.length; i += 2) pairs.push([flat[i]!, flat[i + 1]!]);
+    return pairs;
+  }
+
+  /**
+   * Records intent `id` for `body` and locks every row of `locks` for it, all or nothing (rows it
+   * already holds stay held). "busy": another intent holds one of the rows, nothing changed.
+   * Every lock must be a row of `body.database`.
+   */
+  async acquire(
+    id: string,
+    locks: RowLockRequest[],
+    body: IntentBody,
+    leaseMs: number,
+  ): Promise<AcquireOutcome> {
+    const { database } = body;
+    await this.#register(database);
+    const keys = locks.map((l) => l.key);
+    const r = await this.#scripts.acquire(
+      2 + keys.length,
+      this.#index(database),
+      this.#intentKey(database, id),
+      ...keys,
+      id,
+      leaseMs,
+      encodeIntent(body),
+      JSON.stringify(keys),
+      this.#intentKey(database, ""),
+      ...locks.map((l) => (l.existed ? "1" : "0")),
+    );
+    return r === 0 ? "busy" : r === 2 ? "stale" : "taken";
+  }
+
+  /**
+   * Releases intent `id` of `database` and its row locks if `owner` still works it; rows in
+   * `deleted` keep a tombstone for `tombstoneMs`. "gone": there was no such intent (any more).
+   */
+  async finish(
+    database: string,
+    id: string,
+    owner: string,
+    keys: string[],
+    deleted: ReadonlySet<string>,
+    tombstoneMs: number,
+  ): Promise<FinishOutcome> {
+    const r = await this.#scripts.finish(
+      2 + keys.length,
+      this.#index(database),
+      this.#intentKey(database, id),
+      ...keys,
+      id,
+      owner,
+      tombstoneMs,
+      ...keys.map((k) => (deleted.has(k) ? "1" : "0")),
+    );
+    return r === 1 ? "finished" : r === 2 ? "gone" : "lost";
+  }
+
+  /** Extends the lease of intent `id` if `owner` still works it. */
+  async renew(database: string, id: string, owner: string, leaseMs: number): Promise<boolean> {
+    return (
+      (await this.#scripts.renew(
+        2,
+        this.#index(database),
+        this.#intentKey(database, id),
+        id,
+        owner,
+        leaseMs,
+      )) === 1
+    );
+  }
+
+  /** Gives intent `id` up for recovery at once (its rows stay locked until a recoverer releases them). */
+  async handOver(database: string, id: string, owner: string): Promise<boolean> {
+    return (
+      (await this.#scripts.renew(2, this.#index(database), this.#intentKey(database, id), id, owner, "")) ===
+      1
+    );
+  }
+
+  /**
+   * Claims an intent whose lease ran out (in each database the one that ran out first), for
+   * `owner`, with a fresh lease; null when there is none.
+   */
+  async claim(owner: string, leaseMs: number): Promise<ClaimedIntent | null> {
+    for (const [database, namedAt] of await this.#databases()) {
+      const r = (await this.#scripts.claim(
+        1,
+        this.#index(database),
+        this.#intentKey(database, ""),
+        owner,
+        leaseMs,
+      )) as [string, string, string, string, string] | number;
+      if (typeof r !== "number") return this.#claimed(owner, r);
+      if (r === 0) await this.#pruneIfIdle(database, namedAt);
+    }
+    return null;
+  }
+
+  #claimed(
+    owner: string,
+    [id, body, keys, since, now]: [string, string, string, string, string],
+  ): ClaimedIntent {
+    try {
+      return {
+        id,
+        owner,
+        keys: JSON.parse(keys) as string[],
+        ageMs: Number(now) - Number(since),
+        ...decodeIntent(body),
+      };
+    } catch {
+      throw new Error(`write intent ${id} cannot be read`);
+    }
+  }
+
+  /** Drops a database with no intents from where recovery looks, once nobody named it for long. */
+  async #pruneIfIdle(database: string, namedAt: string): Promise<void> {
+    const [seconds, micros] = await this.#redis.time();
+    const now = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+    if (Number(namedAt) >= now - this.#timing.pruneAfterMs) return;
+    await this.#scripts.unregister(1, intentDatabasesKey(this.#prefix), database, namedAt);
+  }
+
+  /** Intents recorded (in flight or waiting), and those among them whose lease ran out (waiting for recovery). */
+  async count(): Promise<{ recorded: number; expired: number }> {
+    const total = { recorded: 0, expired: 0 };
+    for (const [database] of await this.#databases()) {
+      const [recorded, expired] = (await this.#scripts.count(1, this.#index(database))) as [number, number];
+      total.recorded += recorded;
+      total.expired += expired;
+    }
+    return total;
+  }
+}

@@ -1,0 +1,72 @@
+/**
+ * The write path's loop: plan → lock → (plan again if the plan may be stale)
+ * → commit, and plan again after a write conflict. A request's plan is made
+ * without locks; locking its rows tells whether another writer was at them
+ * (then the request plans again on top of that writer's result, keeping the
+ * locks), and the commit's checksum guards catch what the locks could not (a
+ * writer without locks, another process on a replica set). A row the client
+ * addressed with a checksum that changed meanwhile fails at planning (409).
+ * docs/architecture.md shows where it sits in a write.
+ */
+import type { Logger } from "../../../../shared/logger.ts";
+import { ConflictError, type PlannedWrite } from "./guarded-writes.ts";
+import { DuplicateKeyError } from "./mongo-errors.ts";
+import { backoffMs, type RetryPolicy, sleep } from "./retry-policy.ts";
+import type { RowLocks } from "./row-locks.ts";
+import { collectionName, type TenantStorage } from "./storage-names.ts";
+import type { Planned, RowWrite, WriteLoop } from "./tenant-rows.ts";
+import type { TenantStore } from "./tenant-store.ts";
+import { commitWrites } from "./unit-of-work.ts";
+
+export interface WriteLoopDeps {
+  store: TenantStore;
+  locks: RowLocks;
+  policy: RetryPolicy;
+  logger: Logger;
+}
+
+/** A plan's row writes as the store writes them (by collection). */
+function toPlannedWrites(storage: TenantStorage, writes: RowWrite[]): PlannedWrite[] {
+  return writes.map(({ table, ...write }) => ({ ...write, collection: collectionName(storage, table) }));
+}
+
+/** The plan's answer to an insert the store refused for its key, when the plan has one. */
+function duplicateOf<T>(planned: Planned<T>, storage: TenantStorage, err: DuplicateKeyError): Error {
+  const write = planned.writes.find(
+    (w): w is RowWrite & { kind: "insert" } =>
+      w.kind === "insert" && w.after._id === err.id && collectionName(storage, w.table) === err.collection,
+  );
+  return write && planned.duplicate ? planned.duplicate(write) : err;
+}
+
+export function createWriteLoop(deps: WriteLoopDeps): WriteLoop {
+  const { store, locks, policy, logger } = deps;
+  return {
+    async run(storage, plan) {
+      const durable = !(await store.supportsTransactions());
+      const session = locks.open(storage.database, durable);
+      try {
+        for (let attempt = 1; ; attempt++) {
+          const plannedAt = Date.now();
+          const planned = await plan();
+          const writes = toPlannedWrites(storage, planned.writes);
+          const stale = await session.hold(writes, plannedAt);
+          if (stale && attempt < policy.maxPlans) continue;
+          try {
+            await commitWrites(store, storage.database, writes, session, policy);
+          } catch (err) {
+            // The unit of work has undone what it applied; the locks are still held.
+            if (err instanceof DuplicateKeyError) throw duplicateOf(planned, storage, err);
+            if (!(err instanceof ConflictError) || attempt >= policy.maxPlans) throw err;
+            logger.debug({ attempt }, "write conflict; planning the request again");
+            await sleep(backoffMs(attempt));
+            continue;
+          }
+          return { value: planned.value, attempts: attempt };
+        }
+      } finally {
+        await session.close();
+      }
+    },
+  };
+}

@@ -1,0 +1,85 @@
+/**
+ * Every Redis key Tessera writes, built here. On a Redis Cluster a script, MULTI or pipeline
+ * may only touch keys of one hash slot, so each key carries a hash tag (`{…}`: only that part
+ * decides the slot) naming what its multi-key operations have in common:
+ *  - a key record: its own hash (`key:{<hash>}`); the per-project index of keys is a key of its own;
+ *  - the login throttle: one tag per subject and one per address and hour (two scripts, one each);
+ *  - row locks, write intents and their lease index: the tenant database (`{<database>}`), so
+ *    locking every row of a request and recording its intent is one script in one slot.
+ * `prefix` is REDIS_PREFIX (no braces: it is validated at start-up).
+ */
+
+export function keyRecordKey(prefix: string, hash: string): string {
+  return `${prefix}key:{${hash}}`;
+}
+
+export function keyIndexKey(prefix: string, account: string, project: string): string {
+  return `${prefix}keyidx:{${account}/${project}}`;
+}
+
+/** `throttle` names one kind of credential check, e.g. `tessera:throttle:login:`. */
+export function throttleSubjectKey(throttle: string, subjectHash: string): string {
+  return `${throttle}s:{${subjectHash}}`;
+}
+
+export function throttleAddressKey(throttle: string, address: string, hour: number): string {
+  return `${throttle}a:{${address}:${hour}}`;
+}
+
+export function rowLockKey(prefix: string, database: string, collection: string, rowId: string): string {
+  return `${prefix}rowlock:{${database}}/${collection}/${rowId}`;
+}
+
+/** The key of intent `id` is this followed by the id. */
+export function intentKeyPrefix(prefix: string, database: string): string {
+  return `${prefix}intent:{${database}}:`;
+}
+
+/** Sorted set of the database's intents by lease expiry. */
+export function intentIndexKey(prefix: string, database: string): string {
+  return `${prefix}intents:{${database}}`;
+}
+
+/** Sorted set of the databases that had intents lately (where recovery looks), by when a writer last said so. */
+export function intentDatabasesKey(prefix: string): string {
+  return `${prefix}intent-databases`;
+}
+
+/** Generated-key sequences of one tenant database (single-key commands only). */
+export function sequenceKey(prefix: string, database: string): string {
+  return `${prefix}seq:${database}`;
+}
+
+export function leaseKey(prefix: string, name: string): string {
+  return `${prefix}lease:${name}`;
+}
+
+/** Pub/sub channel of project-definition changes (on a Cluster, PUBLISH reaches every node's subscribers). */
+export function projectChangedChannel(prefix: string): string {
+  return `${prefix}project-changed`;
+}
+
+/** Names of a key record and a key index before keys carried hash tags (read and renamed outside Cluster mode). */
+export function legacyKeyRecordKey(prefix: string, hash: string): string {
+  return `${prefix}key:${hash}`;
+}
+
+export function legacyKeyIndexKey(prefix: string, account: string, project: string): string {
+  return `${prefix}keyidx:${account}/${project}`;
+}
+
+/**
+ * How to find every key under the old names (one SCAN pattern covering both kinds; a name is a
+ * record or an index by how it starts, else neither), and each one's new name.
+ */
+export const legacyKeyPatterns = (prefix: string) => ({
+  match: `${prefix}key*`,
+  record: {
+    start: `${prefix}key:`,
+    rename: (name: string) => keyRecordKey(prefix, name.slice(`${prefix}key:`.length)),
+  },
+  index: {
+    start: `${prefix}keyidx:`,
+    rename: (name: string) => `${prefix}keyidx:{${name.slice(`${prefix}keyidx:`.length)}}`,
+  },
+});

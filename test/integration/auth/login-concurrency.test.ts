@@ -1,0 +1,122 @@
+/**
+ * The lock-out holds under concurrency: a burst of parallel guesses for one user
+ * is verified at most LOGIN_FAILURES_BEFORE_LOCKOUT times. Verifications are
+ * counted where they happen: the project's provider asks a loopback "identity
+ * service" for every login, and that service counts the questions.
+ */
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { expect } from "chai";
+import { demoProject } from "../../fixtures/demo-project.ts";
+import { adminClient, projectClient } from "../../support/http.ts";
+import { type Platform, startPlatform } from "../../support/platform.ts";
+
+const THRESHOLD = 5;
+
+/** Answers `{ok}` for `{email, password}` after a short delay, and counts every question. */
+function countingIdentityService(rightPassword: string) {
+  const asked: string[] = [];
+  const server = http.createServer((req, res) => {
+    let body = "";
+    req.on("data", (c) => {
+      body += c;
+    });
+    req.on("end", () => {
+      const input = JSON.parse(body || "{}") as { email?: string; password?: string };
+      asked.push(String(input.email));
+      setTimeout(() => {
+        res.setHeader("content-type", "application/json");
+        res.end(JSON.stringify({ ok: input.password === rightPassword }));
+      }, 150);
+    });
+  });
+  return { server, asked };
+}
+
+/** A provider that checks every login with the identity service at `config.url`. */
+const countingProviderCode = `
+function countingCreate() {
+  let url = "";
+  return {
+    configure(config) { url = config.url; },
+    getLoginInfo() {
+      return { fields: [{ name: "email", type: "text" }, { name: "password", type: "password" }], links: [] };
+    },
+    async authenticate(payload) {
+      const res = await tessera.fetchJson(url, { method: "POST", body: { email: payload.email, password: payload.password } });
+      if (res.body && res.body.ok === true) return { roleNames: ["Full access"], userIdentifier: payload.email };
+      return { errorMessage: "unknown user or wrong password" };
+    }
+  };
+}`;
+
+describe("login lock-out under concurrency", () => {
+  let platform: Platform;
+  let identity: ReturnType<typeof countingIdentityService>;
+  let counting: ReturnType<typeof projectClient>;
+  let builtin: ReturnType<typeof projectClient>;
+
+  before(async () => {
+    identity = countingIdentityService("right-password");
+    await new Promise<void>((r) => identity.server.listen(0, "127.0.0.1", r));
+    const url = `http://127.0.0.1:${(identity.server.address() as AddressInfo).port}/check`;
+    platform = await startPlatform({
+      LOGIN_FAILURES_BEFORE_LOCKOUT: String(THRESHOLD),
+      LOGIN_LOCKOUT_BASE_SECONDS: "30",
+      LOGIN_LOCKOUT_MAX_SECONDS: "60",
+      SANDBOX_ALLOW_LOOPBACK_FETCH: "true",
+      SANDBOX_TIMEOUT_MS: "10000",
+    });
+    const admin = adminClient(platform.baseUrl, platform.adminToken);
+    await admin.putAccount("acme");
+    const put = await admin.putProject(
+      "acme",
+      "counting",
+      demoProject({
+        authentication: {
+          provider: "custom",
+          library: "counting",
+          createFunction: "countingCreate",
+          config: { url },
+          allowedHosts: ["127.0.0.1"],
+        },
+        libraries: { counting: { code: countingProviderCode } },
+      }),
+    );
+    expect(put.status, JSON.stringify(put.body)).to.be.oneOf([200, 201]);
+    await admin.putProject("acme", "demo", demoProject());
+    await admin.putUser("acme", "demo", "alice", { password: "alice-password", roles: ["Full access"] });
+    counting = projectClient(platform.baseUrl, "acme", "counting");
+    builtin = projectClient(platform.baseUrl, "acme", "demo");
+  });
+  after(async () => {
+    await platform?.close();
+    identity?.server.close();
+  });
+
+  it("40 parallel guesses (the right password among them): at most N reach the provider, the rest are 429 with Retry-After", async () => {
+    const attempts = Array.from({ length: 40 }, (_, i) =>
+      counting.login({ email: "victim@example.com", password: i === 20 ? "right-password" : `guess-${i}` }),
+    );
+    const answers = await Promise.all(attempts);
+    const verified = identity.asked.filter((e) => e === "victim@example.com").length;
+    expect(verified).to.be.at.most(THRESHOLD);
+    const statuses = answers.map((a) => a.status);
+    expect(statuses.filter((s) => s === 401 || s === 200).length).to.equal(verified);
+    const refused = answers.filter((a) => a.status === 429);
+    expect(refused.length).to.be.at.least(40 - THRESHOLD);
+    for (const r of refused) {
+      expect(r.body.errorCode).to.equal(4291);
+      expect(Number(r.headers.get("retry-after"))).to.be.at.least(1);
+    }
+  });
+
+  it("the built-in provider too: at most N of 40 parallel wrong guesses get a verdict", async () => {
+    const answers = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => builtin.login({ username: "alice", password: `guess-${i}` })),
+    );
+    const verdicts = answers.filter((a) => a.status === 401 || a.status === 200).length;
+    expect(verdicts).to.be.within(1, THRESHOLD);
+    expect(answers.filter((a) => a.status === 429).length).to.equal(40 - verdicts);
+  });
+});

@@ -1,0 +1,261 @@
+/**
+ * Write intents and row locks against the real Redis: the Lua scripts
+ * (all-or-nothing locking, stale and old-style locks, delete tombstones,
+ * leases and claims) and the row-lock sessions built on them (the in-process
+ * queue in front, staleness, the lock wait, leaving an intent for recovery).
+ */
+import { expect } from "chai";
+import type { PlannedWrite } from "../../../services/data/src/store/guarded-writes.ts";
+import { retryPolicy } from "../../../services/data/src/store/retry-policy.ts";
+import { RowLocks } from "../../../services/data/src/store/row-locks.ts";
+import { RowQueue } from "../../../services/data/src/store/row-queue.ts";
+import { newIntentId, WriteIntents } from "../../../services/data/src/store/write-intents.ts";
+import { createLogger } from "../../../shared/logger.ts";
+import type { RedisClient } from "../../../shared/redis/clients.ts";
+import { deleteKeys, isolationPrefix, keysMatching, testRedisClient } from "../../support/stores.ts";
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const update = (id: string, ck = "a"): PlannedWrite => ({
+  kind: "update",
+  collection: "shop.customer",
+  before: { _id: id, _ck: ck, n: 1 },
+  after: { _id: id, _ck: `${ck}2`, n: 2 },
+});
+const remove = (id: string, ck = "a"): PlannedWrite => ({
+  kind: "delete",
+  collection: "shop.customer",
+  before: { _id: id, _ck: ck },
+});
+const body = (writes: PlannedWrite[] = []) => ({ database: "acme", writes });
+
+describe("write intents in Redis", () => {
+  let redis: RedisClient;
+  let prefix: string;
+  let intents: WriteIntents;
+  const lock = (row: string, existed = true) => ({
+    key: intents.lockKey("acme", "shop.customer", row),
+    existed,
+  });
+
+  before(async () => {
+    redis = await testRedisClient();
+  });
+  beforeEach(() => {
+    prefix = `tessera-test:${isolationPrefix()}`;
+    intents = new WriteIntents(redis, prefix);
+  });
+  afterEach(async () => {
+    await deleteKeys(redis, await keysMatching(redis, `${prefix}*`));
+  });
+  after(() => redis.quit());
+  /** What a database's writers leave in Redis (the registry of databases with intents aside). */
+  const rowKeys = async () =>
+    (await keysMatching(redis, `${prefix}*`)).filter((k) => k !== `${prefix}intent-databases`);
+
+  it("locks all rows or none; the holder may add rows; finishing frees them", async () => {
+    const a = newIntentId();
+    const b = newIntentId();
+    expect(await intents.acquire(a, [lock("x"), lock("y")], body(), 10_000)).to.equal("taken");
+    expect(await intents.acquire(b, [lock("y"), lock("z")], body(), 10_000)).to.equal("busy");
+    expect(await redis.exists(lock("z").key), "z was not taken").to.equal(0);
+    expect(await intents.acquire(a, [lock("x"), lock("y"), lock("z")], body(), 10_000)).to.equal("taken");
+    expect(
+      await intents.finish("acme", a, a, [lock("x").key, lock("y").key, lock("z").key], new Set(), 0),
+    ).to.equal("finished");
+    expect(await intents.acquire(b, [lock("y"), lock("z")], body(), 10_000)).to.equal("taken");
+    expect(await intents.finish("acme", a, a, [], new Set(), 0)).to.equal("gone");
+    expect(await intents.count()).to.deep.equal({ recorded: 1, expired: 0 });
+  });
+
+  it("a lock whose intent is gone is free; a lock with an expiry (an older release's) is busy", async () => {
+    await redis.set(lock("x").key, "ghost");
+    expect(await intents.acquire(newIntentId(), [lock("x")], body(), 10_000)).to.equal("taken");
+    await redis.set(lock("y").key, "0123abcd", "PX", 5000);
+    expect(await intents.acquire(newIntentId(), [lock("y")], body(), 10_000)).to.equal("busy");
+  });
+
+  it("a committed delete leaves a tombstone: a plan that read the row as existing is stale", async () => {
+    const a = newIntentId();
+    await intents.acquire(a, [lock("x")], body([remove("x")]), 10_000);
+    await intents.finish("acme", a, a, [lock("x").key], new Set([lock("x").key]), 60_000);
+    expect(await redis.get(lock("x").key)).to.equal("~deleted");
+    expect(await intents.acquire(newIntentId(), [lock("x", true)], body(), 10_000)).to.equal("stale");
+    const c = newIntentId();
+    await redis.set(lock("y").key, "~deleted", "PX", 60_000);
+    expect(await intents.acquire(c, [lock("y", false)], body(), 10_000)).to.equal("taken");
+    expect(await redis.get(lock("y").key)).to.equal(c);
+  });
+
+  it("an intent whose lease ran out is claimed once, with its writes; the old owner can no longer renew or finish it", async () => {
+    const a = newIntentId();
+    const writes: PlannedWrite[] = [
+      {
+        kind: "insert",
+        collection: "shop.order",
+        after: { _id: 7, _ck: "c", when: new Date(0), total: 1.5 },
+      },
+      update("x"),
+    ];
+    await intents.acquire(a, [lock("x")], body(writes), 200);
+    expect(await intents.claim("r1", 1000)).to.equal(null);
+    await sleep(250);
+    expect(await intents.count()).to.deep.equal({ recorded: 1, expired: 1 });
+    const claimed = await intents.claim("r1", 1000);
+    expect(claimed).to.deep.include({ id: a, owner: "r1", database: "acme", keys: [lock("x").key] });
+    expect(claimed!.writes).to.deep.equal(writes);
+    expect(claimed!.ageMs).to.be.at.least(200);
+    expect(await intents.claim("r2", 1000), "claimed once").to.equal(null);
+    expect(await intents.renew("acme", a, a, 1000)).to.equal(false);
+    expect(await intents.finish("acme", a, a, [lock("x").key], new Set(), 0)).to.equal("lost");
+    expect(await intents.acquire(newIntentId(), [lock("x")], body(), 1000), "still locked").to.equal("busy");
+    expect(await intents.finish("acme", a, "r1", claimed!.keys, new Set(), 0)).to.equal("finished");
+    expect(await intents.acquire(newIntentId(), [lock("x")], body(), 1000)).to.equal("taken");
+  });
+
+  it("an intent handed over is claimable at once; its rows stay locked until the claimer finishes", async () => {
+    const a = newIntentId();
+    await intents.acquire(a, [lock("x")], body([update("x")]), 60_000);
+    expect(await intents.claim("r1", 1000)).to.equal(null);
+    expect(await intents.handOver("acme", a, "somebody else")).to.equal(false);
+    expect(await intents.handOver("acme", a, a)).to.equal(true);
+    expect(await intents.acquire(newIntentId(), [lock("x")], body(), 1000)).to.equal("busy");
+    const claimed = await intents.claim("r1", 1000);
+    expect(claimed?.id).to.equal(a);
+    expect(await intents.renew("acme", a, "r1", 1000)).to.equal(true);
+  });
+
+  it("recovery finds intents through the registry of databases; an idle database leaves it, one with an intent never", async () => {
+    const timing = { registerEveryMs: 100, pruneAfterMs: 300 };
+    const writer = new WriteIntents(redis, prefix, timing);
+    const recoverer = new WriteIntents(redis, prefix, timing);
+    const registry = async () => (await redis.zrange(`${prefix}intent-databases`, 0, -1)).sort();
+    /** Records an intent locking row `row` of table t of `database`. */
+    const record = (id: string, database: string, row: number) =>
+      writer.acquire(
+        id,
+        [{ key: writer.lockKey(database, "t", row), existed: true }],
+        { database, writes: [] },
+        60_000,
+      );
+    const idle = newIntentId();
+    await record(idle, "idle", 1);
+    await writer.finish("idle", idle, idle, [writer.lockKey("idle", "t", 1)], new Set(), 0);
+    const busy = newIntentId();
+    await record(busy, "busy", 1);
+    expect(await registry()).to.deep.equal(["busy", "idle"]);
+    expect(await recoverer.claim("r1", 1000), "nothing claimable yet").to.equal(null);
+    expect(await registry(), "named a moment ago: kept").to.deep.equal(["busy", "idle"]);
+    await sleep(400);
+    expect(await recoverer.claim("r1", 1000)).to.equal(null);
+    expect(await registry(), "idle and empty: dropped; an intent keeps its database").to.deep.equal(["busy"]);
+    // The writer names a database again once its interval passed: its next intent is found.
+    const again = newIntentId();
+    await record(again, "idle", 2);
+    expect(await registry()).to.deep.equal(["busy", "idle"]);
+    await writer.handOver("idle", again, again);
+    expect((await recoverer.claim("r2", 1000))?.id).to.equal(again);
+    expect(await recoverer.count()).to.deep.equal({ recorded: 2, expired: 0 });
+  });
+
+  it("a failed script call is 503 and carries none of its arguments (they hold rows)", async () => {
+    await redis.set(`${prefix}intents:{acme}`, "not a sorted set");
+    const secret = { ...update("x"), after: { _id: "x", _ck: "a2", card: "4111-SECRET" } };
+    const err = await intents
+      .acquire(newIntentId(), [lock("x")], body([secret]), 1000)
+      .catch((e: unknown) => e);
+    expect(err).to.deep.include({ statusCode: 503, errorCode: 5031 });
+    expect((err as Error).cause).to.be.instanceOf(Error);
+    expect((err as Error & { cause: Error }).cause.message).to.match(/^ReplyError: WRONGTYPE/);
+    const everything =
+      JSON.stringify(err, Object.getOwnPropertyNames(err)) + JSON.stringify((err as Error).cause);
+    expect(everything).to.not.include("SECRET");
+  });
+
+  describe("row-lock sessions", () => {
+    const logger = createLogger("test", "silent");
+    const policy = retryPolicy({ lockWaitMs: 400, leaseMs: 2000 });
+    const process = (p = policy) => new RowLocks({ queue: new RowQueue(), intents, policy: p, logger });
+
+    it("requests of one process take turns in the queue; the later one's plan is stale", async () => {
+      const locks = process();
+      const first = locks.open("acme", true);
+      expect(await first.hold([update("x")], Date.now())).to.equal(false);
+      const second = locks.open("acme", true);
+      let secondStale: boolean | undefined;
+      const waiting = second.hold([update("x")], Date.now()).then((stale) => {
+        secondStale = stale;
+      });
+      await sleep(50);
+      expect(secondStale, "waits for the first").to.equal(undefined);
+      await first.close();
+      await waiting;
+      expect(secondStale).to.equal(true);
+      expect(await second.hold([update("x")], Date.now()), "planned again under the locks").to.equal(false);
+      await second.close();
+      expect(await rowKeys()).to.deep.equal([]);
+    });
+
+    it("rows a plan inserts are locked but are no reason to plan again", async () => {
+      const session = process().open("acme", true);
+      const insert = (id: number): PlannedWrite => ({
+        kind: "insert",
+        collection: "shop.order",
+        after: { _id: id, _ck: "c" },
+      });
+      expect(await session.hold([insert(1), update("x")], Date.now())).to.equal(false);
+      expect(await session.hold([insert(2), update("x")], Date.now())).to.equal(false);
+      expect(await redis.get(intents.lockKey("acme", "shop.order", 2))).to.be.a("string");
+      await session.close();
+    });
+
+    it("across processes: the later one waits in Redis and plans again; past the lock wait it answers 409", async () => {
+      const one = process().open("acme", true);
+      const two = process().open("acme", true);
+      await one.hold([update("x")], Date.now());
+      const waiting = two.hold([update("x")], Date.now());
+      await sleep(100);
+      await one.close();
+      expect(await waiting).to.equal(true);
+      const three = process().open("acme", true);
+      const refused = await three.hold([update("x")], Date.now()).catch((err: unknown) => err);
+      expect(refused).to.deep.include({ statusCode: 409, errorCode: 4091 });
+      await two.close();
+      await three.close();
+    });
+
+    it("an intent left for recovery keeps its rows locked", async () => {
+      const left = process().open("acme", true);
+      await left.hold([update("x")], Date.now());
+      left.beginWrites();
+      await left.leaveForRecovery();
+      await left.close();
+      const other = process().open("acme", true);
+      const refused = await other.hold([update("x")], Date.now()).catch((err: unknown) => err);
+      expect(refused).to.deep.include({ statusCode: 409 });
+      expect((await intents.count()).expired).to.equal(1);
+    });
+
+    it("a committed delete makes a plan that read the row stale, and so does a plan older than a tombstone lives", async () => {
+      const locks = process(retryPolicy({ ...policy, tombstoneMs: 1000 }));
+      const deleter = locks.open("acme", true);
+      await deleter.hold([remove("x")], Date.now());
+      deleter.beginWrites();
+      await deleter.committed([remove("x")]);
+      await deleter.close();
+      const late = locks.open("acme", true);
+      expect(await late.hold([update("x")], Date.now())).to.equal(true);
+      await late.close();
+      const old = locks.open("acme", true);
+      expect(await old.hold([update("y")], Date.now() - 2000)).to.equal(true);
+      await old.close();
+    });
+
+    it("with transactions only the in-process queue is used", async () => {
+      const session = process().open("acme", false);
+      expect(await session.hold([update("x")], Date.now())).to.equal(false);
+      expect(session.mayWrite).to.equal(true);
+      expect(await rowKeys()).to.deep.equal([]);
+      await session.close();
+    });
+  });
+});

@@ -1,0 +1,106 @@
+/**
+ * The README's walk-through, run as it is written: its shell block is taken
+ * from README.md and run with bash against a real platform (gateway, both
+ * services, the real stores), with PORT and DATA_DIR pointing at it as they
+ * would at `make run`. Every curl call is recorded (a shell function wraps it):
+ * each must succeed, and only the first two may carry the operator's token.
+ */
+import { execFile } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import { expect } from "chai";
+import { adminClient, projectClient } from "../support/http.ts";
+import { type Platform, startPlatform } from "../support/platform.ts";
+
+const run = promisify(execFile);
+const repoRoot = path.resolve(import.meta.dirname, "../..");
+
+/** The first ```sh block after the "## Walk-through" heading. */
+function walkThrough(): string {
+  const readme = readFileSync(path.join(repoRoot, "README.md"), "utf8");
+  const section = readme.slice(readme.indexOf("## Walk-through"));
+  const block = /```sh\n([\s\S]*?)```/.exec(section);
+  if (!block) throw new Error("README.md has no ```sh block under '## Walk-through'");
+  return block[1]!;
+}
+
+/** Records every call (its status and arguments) in $CALL_LOG and prints the body as curl would. */
+const RECORDING_CURL = `
+curl() {
+  local out status args="$*"
+  out=$(command curl -w '\\n%{http_code}' "$@")
+  status=\${out##*$'\\n'}
+  printf '%s %s\\n' "$status" "\${args//$'\\n'/ }" >> "$CALL_LOG"
+  printf '%s\\n' "\${out%$'\\n'*}"
+}
+`;
+
+interface Call {
+  status: number;
+  args: string;
+}
+
+describe("README walk-through", function () {
+  this.timeout(120_000);
+  let platform: Platform;
+  let dir: string;
+  let calls: Call[];
+  let output: string;
+
+  before(async () => {
+    platform = await startPlatform();
+    dir = mkdtempSync(path.join(os.tmpdir(), "tessera-readme-"));
+    writeFileSync(path.join(dir, "admin-token"), `${platform.adminToken}\n`);
+    const log = path.join(dir, "calls.log");
+    writeFileSync(log, "");
+    const { stdout } = await run("bash", ["-c", RECORDING_CURL + walkThrough()], {
+      cwd: dir,
+      env: { ...process.env, PORT: new URL(platform.baseUrl).port, DATA_DIR: dir, CALL_LOG: log },
+    });
+    output = stdout;
+    calls = readFileSync(log, "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => ({ status: Number(line.slice(0, 3)), args: line.slice(4) }));
+  });
+  after(async () => {
+    rmSync(dir, { recursive: true, force: true });
+    await platform.close();
+  });
+
+  it("runs every call successfully", () => {
+    expect(calls.length).to.be.greaterThan(15);
+    for (const c of calls) expect(c.status, `${c.args}\n${output}`).to.be.within(200, 299);
+    expect(output).to.not.contain('"errorCode"');
+  });
+
+  it("uses the operator's token for the first two calls only", () => {
+    const withToken = calls.map((c) => c.args.includes(platform.adminToken));
+    expect(withToken.slice(0, 2)).to.deep.equal([true, true]);
+    expect(withToken.slice(2).filter(Boolean)).to.deep.equal([]);
+  });
+
+  it("leaves the account the way it describes: an admin, a project with its history, rows, an audit trail", async () => {
+    const operator = adminClient(platform.baseUrl, platform.adminToken);
+    const admins = (await operator.send("GET", "/accounts/acme/admins")).body;
+    expect(admins.map((a: { login: string; role: string }) => `${a.login}:${a.role}`)).to.deep.equal([
+      "ann:admin",
+    ]);
+    const revisions = (await operator.send("GET", "/accounts/acme/projects/demo/revisions")).body;
+    expect(revisions).to.have.length(1);
+    expect(revisions[0].by).to.deep.equal({ kind: "admin", login: "ann", role: "admin" });
+    const audit = (await operator.send("GET", "/accounts/acme/audit?pagesize=100")).body;
+    expect(
+      audit.map((e: { actor: { kind: string; login?: string } }) => e.actor.login ?? e.actor.kind),
+    ).to.deep.equal(["operator", "operator", "ann", "ann", "ann"]);
+    const key = (await operator.createKey("acme", "demo", { name: "check", roles: ["Full access"] })).body
+      .apikey;
+    const demo = projectClient(platform.baseUrl, "acme", "demo");
+    const jones = (await demo.get(key, "customer/Jones")).body[0];
+    expect(jones.credit_limit).to.equal(2000);
+    const orders = (await demo.get(key, "purchaseorder")).body;
+    expect(orders.map((o: { order_number: number }) => o.order_number)).to.deep.equal([2]);
+  });
+});

@@ -1,0 +1,300 @@
+/**
+ * ProcessSandboxPool, the data service's side of the sandbox host processes,
+ * against real child processes: calls and host functions across the process
+ * boundary, the caller's deadlines, and what happens when a process crashes,
+ * has a catastrophic isolate, stops answering, or is shut down.
+ */
+import { expect } from "chai";
+import {
+  type HostCallInfo,
+  ProcessSandboxPool,
+  type ProcessSandboxPoolOptions,
+  SandboxError,
+  SandboxHostError,
+  SandboxTimeoutError,
+} from "../../../services/data/src/sandbox/index.ts";
+import { fingerprint } from "../../../shared/loggable-error.ts";
+import { isRunning, sandboxProcessPids } from "../../support/data-process.ts";
+import { memoryLogger, rejection, sleep, timed } from "../../unit/sandbox/support.ts";
+
+const HOG = "function hog() { const m = new Map(); let i = 0; while (true) { m.set(i, 'x' + i); i++; } }";
+const SLOW =
+  "let calls = 0; async function slow(ms) { calls++; await new Promise((r) => setTimeout(r, ms)); return { done: ms, calls } }";
+
+async function until(condition: () => boolean, ms = 5000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error("condition not met in time");
+    await sleep(20);
+  }
+}
+
+describe("sandbox host processes (ProcessSandboxPool)", function () {
+  this.timeout(30_000);
+  let pool: ProcessSandboxPool;
+  let logger: ReturnType<typeof memoryLogger>;
+  let restarts: string[];
+
+  function open(options: Partial<ProcessSandboxPoolOptions> = {}): ProcessSandboxPool {
+    logger = memoryLogger();
+    restarts = [];
+    pool = new ProcessSandboxPool({
+      allowLoopbackFetch: false,
+      timeoutMs: 5000,
+      memoryLimitMb: 8,
+      processes: 1,
+      logger,
+      onProcessRestart: (reason) => restarts.push(reason),
+      ...options,
+    });
+    return pool;
+  }
+
+  const sandboxes = () => sandboxProcessPids(process.pid);
+
+  afterEach(async () => {
+    await pool?.close();
+  });
+
+  it("runs programs in its sandbox processes, spread by key, each registered with its first call", async () => {
+    open({ processes: 2 });
+    expect(sandboxes()).to.have.length(2);
+    const programs = Array.from({ length: 8 }, (_, i) =>
+      pool.program(`acct${i}/p/auth`, `let n = 0; function next() { return [${i}, ++n] }`),
+    );
+    for (const [i, p] of programs.entries()) {
+      expect(await p.call("next")).to.deep.equal([i, 1]);
+      expect(await p.call("next")).to.deep.equal([i, 2]);
+    }
+    expect(await pool.evaluate("acct3/p/auth", "n * factor", { factor: 10 })).to.equal(20);
+    const stats = pool.stats();
+    expect(stats.programs).to.equal(8);
+    expect(stats.isolates).to.equal(8);
+    expect(stats.processes).to.deep.equal({ running: 2, retiring: 0, restarts: {} });
+    expect(sandboxes()).to.have.length(2);
+  });
+
+  it("runs async host functions here, with the caller's context, deadline, signal and call state", async () => {
+    open();
+    const context = { transaction: Symbol("never copied") };
+    const seen: HostCallInfo[] = [];
+    const p = pool.program(
+      "t/host",
+      "async function go(x) { const a = await svc.count(x); const b = await svc.count(x); return [a, b] }\n" +
+        "async function fail(name) { try { await svc[name](); return 'no error' } catch (e) { return e.name + ': ' + e.message } }",
+      {
+        hostFunctions: {
+          "svc.count": (args, info) => {
+            seen.push(info);
+            const n = ((info.callState.get("n") as number) ?? 0) + 1;
+            info.callState.set("n", n);
+            return { arg: args[0], n };
+          },
+          "svc.refuse": async () => {
+            throw new SandboxHostError("not for you");
+          },
+          "svc.crash": async () => {
+            throw new Error("internal detail /etc/secret");
+          },
+          "svc.huge": () => "x".repeat(2 * 1024 * 1024),
+        },
+      },
+    );
+    const started = Date.now();
+    expect(await p.call("go", ["a"], { timeoutMs: 3000, context })).to.deep.equal([
+      { arg: "a", n: 1 },
+      { arg: "a", n: 2 },
+    ]);
+    expect(await p.call("go", ["b"], { context })).to.deep.equal([
+      { arg: "b", n: 1 },
+      { arg: "b", n: 2 },
+    ]);
+    expect(seen).to.have.length(4);
+    expect(seen[0].context).to.equal(context);
+    expect(seen[0].programKey).to.equal("t/host");
+    expect(seen[0].callState).to.equal(seen[1].callState);
+    expect(seen[2].callState).to.not.equal(seen[0].callState);
+    expect(seen[0].deadline).to.be.within(started + 3000, Date.now() + 3000);
+    expect(seen[0].deadline).to.equal(seen[1].deadline);
+    expect(
+      seen.every((info) => info.signal.aborted),
+      "aborted once the call is over",
+    ).to.equal(true);
+
+    expect(await p.call("fail", ["refuse"])).to.equal("TesseraHostError: not for you");
+    expect(await p.call("fail", ["crash"])).to.equal("TesseraHostError: Host function svc.crash failed");
+    // The failure is logged by its fingerprint: the message (which can quote request data) never is.
+    expect(logger.text()).to.contain(fingerprint("internal detail /etc/secret"));
+    expect(logger.text()).to.not.contain("internal detail");
+    expect(await p.call("fail", ["huge"])).to.match(/The answer of svc.huge is larger than 1048576 bytes/);
+  });
+
+  it("refuses sync host functions: only the in-process pool can run them", () => {
+    open();
+    expect(() =>
+      pool.program("t/sync", "function f() {}", { hostFunctions: { "x.y": { fn: () => 1, sync: true } } }),
+    ).to.throw(TypeError, /sync/);
+  });
+
+  it("keeps the caller's deadline: queueing counts, a timeout names the caller's limit, the process stays", async () => {
+    open({ maxIsolatesPerProject: 1 });
+    const p = pool.program("t/deadline", `${SLOW}\nfunction spin() { while (true) {} }`);
+    await p.warm();
+    const first = p.call("slow", [200], { timeoutMs: 1000 });
+    const second = await timed(() => p.call("slow", [200], { timeoutMs: 300 }));
+    expect(((await first) as { done: number }).done).to.equal(200);
+    expect(second.error).to.be.instanceOf(SandboxTimeoutError);
+    expect((second.error as SandboxTimeoutError).timeoutMs).to.equal(300);
+    expect((second.error as Error).message).to.contain("within 300 ms");
+    expect(second.ms).to.be.within(280, 700);
+
+    const spin = await timed(() => p.call("spin", [], { timeoutMs: 250 }));
+    expect(spin.error).to.be.instanceOf(SandboxTimeoutError);
+    expect(spin.ms, "at its own deadline, not the process's grace period").to.be.below(700);
+    expect(await p.call("slow", [1])).to.deep.include({ done: 1 });
+    expect(restarts).to.deep.equal([]);
+  });
+
+  it("a call waiting for its process to start fails at its own deadline; the process is not blamed", async () => {
+    open();
+    const p = pool.program("t/early", SLOW);
+    const early = await timed(() => p.call("slow", [1], { timeoutMs: 20 }));
+    expect(early.error).to.be.instanceOf(SandboxTimeoutError);
+    expect(early.ms).to.be.below(500);
+    expect(await p.call("slow", [1])).to.deep.equal({ done: 1, calls: 1 });
+    expect(restarts).to.deep.equal([]);
+  });
+
+  it("a process that dies before it has started is replaced by the next call that needs one (no start-up loop)", async () => {
+    open();
+    const [first] = sandboxes();
+    process.kill(first, "SIGKILL");
+    await until(() => pool.stats().processes?.running === 0);
+    await sleep(200);
+    expect(sandboxes().filter(isRunning), "not started again by itself").to.deep.equal([]);
+    expect(await pool.program("t/late", "function f() { return 1 }").call("f")).to.equal(1);
+    expect(restarts).to.deep.equal(["crashed"]);
+  });
+
+  it("a sandbox process that dies mid-call: the call fails at once, a fresh process serves the next one", async () => {
+    open();
+    const p = pool.program("t/crash", SLOW);
+    expect(await p.call("slow", [1])).to.deep.equal({ done: 1, calls: 1 });
+    const [victim] = sandboxes();
+    const pending = timed(() => p.call("slow", [3000]));
+    await sleep(100);
+    process.kill(victim, "SIGKILL");
+    const outcome = await pending;
+    expect((outcome.error as SandboxError).kind).to.equal("crashed");
+    expect(outcome.ms, "not at the call's deadline").to.be.below(1500);
+    expect(restarts).to.deep.equal(["crashed"]);
+    // registered again in the new process: its state starts afresh
+    expect(await p.call("slow", [1])).to.deep.equal({ done: 1, calls: 1 });
+    expect(sandboxes()).to.have.length(1);
+    expect(sandboxes()[0]).to.not.equal(victim);
+    expect(pool.stats().processes?.restarts).to.deep.equal({ crashed: 1 });
+  });
+
+  it("a catastrophic isolate: its call fails at once (memory), other calls in that process finish, then it is replaced", async () => {
+    open();
+    const slow = pool.program("friend/p/auth", SLOW);
+    const hog = pool.program("evil/p/auth", HOG);
+    await slow.warm();
+    const [first] = sandboxes();
+    const inFlight = timed(() => slow.call("slow", [1500]));
+    await sleep(50);
+    const failed = await timed(() => hog.call("hog"));
+    expect((failed.error as SandboxError).kind).to.equal("memory");
+    expect((failed.error as Error).message).to.match(/ran out of memory/);
+    expect(failed.ms).to.be.below(4000);
+    expect(restarts).to.deep.equal(["catastrophic"]);
+
+    // the retiring process finishes what it runs; new calls go to the fresh one
+    expect(isRunning(first)).to.equal(true);
+    expect(await slow.call("slow", [1])).to.deep.equal({ done: 1, calls: 1 });
+    const finished = await inFlight;
+    expect(finished.value).to.deep.equal({ done: 1500, calls: 1 });
+    await until(() => !isRunning(first) && pool.stats().processes?.retiring === 0);
+    expect(sandboxes()).to.have.length(1);
+    const stats = pool.stats();
+    expect(stats.catastrophicErrors).to.equal(1);
+    expect(stats.disposed.catastrophic).to.equal(1);
+    expect(stats.processes).to.deep.include({ running: 1, retiring: 0 });
+  });
+
+  it("a hostile program repeating catastrophic errors: calls keep failing fast, processes stay bounded", async () => {
+    open({ processes: 2 });
+    const hog = pool.program("evil/p/auth", HOG);
+    const friend = pool.program("friend/p/auth", "function hi() { return 'hi' }");
+    let most = 0;
+    const sampler = setInterval(() => {
+      most = Math.max(most, sandboxes().filter(isRunning).length);
+    }, 10);
+    try {
+      for (let round = 0; round < 4; round++) {
+        const kinds = await Promise.all([1, 2, 3].map(() => rejection(hog.call("hog")).then((e) => e.kind)));
+        expect(
+          kinds.every((k) => k === "memory" || k === "crashed"),
+          kinds.join(),
+        ).to.equal(true);
+        expect(await friend.call("hi")).to.equal("hi");
+      }
+    } finally {
+      clearInterval(sampler);
+    }
+    // two serving, at most two retiring, and one that was just killed may not be reaped yet
+    expect(most, "sandbox processes at any time").to.be.at.most(5);
+    await until(() => sandboxes().length === 2);
+    expect(restarts.length).to.be.at.least(4);
+  });
+
+  it("a process that stops answering: the call fails after its deadline and a grace period, the process is replaced", async () => {
+    open();
+    const p = pool.program("t/stopped", SLOW);
+    await p.warm();
+    const [stopped] = sandboxes();
+    process.kill(stopped, "SIGSTOP");
+    try {
+      const outcome = await timed(() => p.call("slow", [1], { timeoutMs: 300 }));
+      expect(outcome.error).to.be.instanceOf(SandboxTimeoutError);
+      expect((outcome.error as SandboxTimeoutError).timeoutMs).to.equal(300);
+      expect(outcome.ms).to.be.within(1200, 2500);
+      expect(restarts).to.deep.equal(["unresponsive"]);
+      await until(() => !isRunning(stopped));
+      expect(await p.call("slow", [1])).to.deep.equal({ done: 1, calls: 1 });
+    } finally {
+      if (isRunning(stopped)) process.kill(stopped, "SIGKILL");
+    }
+  });
+
+  it("new code for a key retires the old program in its process; drop forgets the key", async () => {
+    open();
+    const v1 = pool.program("t/versions", "function v() { return 1 }");
+    expect(await v1.call("v")).to.equal(1);
+    const v2 = pool.program("t/versions", "function v() { return 2 }");
+    expect(v1.isRetired).to.equal(true);
+    expect(await v2.call("v")).to.equal(2);
+    expect(pool.program("t/versions", "function v() { return 2 }")).to.equal(v2);
+    pool.drop("t/versions");
+    expect(v2.isRetired).to.equal(true);
+    expect(pool.get("t/versions")).to.equal(undefined);
+    expect((await rejection(pool.call("t/versions", "v"))).kind).to.equal("argument");
+    const v3 = pool.program("t/versions", "function v() { return 3 }");
+    expect(await v3.call("v")).to.equal(3);
+  });
+
+  it("close kills every sandbox process; pending and later calls fail as unavailable", async () => {
+    open({ processes: 2 });
+    const p = pool.program("t/close", SLOW);
+    await p.warm();
+    const pids = sandboxes();
+    expect(pids).to.have.length(2);
+    const pending = rejection(p.call("slow", [3000]));
+    await sleep(50);
+    await pool.close();
+    expect((await pending).kind).to.equal("unavailable");
+    expect(pids.filter(isRunning)).to.deep.equal([]);
+    expect((await rejection(p.call("slow", [1]))).kind).to.equal("unavailable");
+    expect(() => pool.program("t/other", "")).to.throw(SandboxError);
+  });
+});
