@@ -1,7 +1,8 @@
 /**
  * The attempt throttle on real Redis, with a clock the test moves: reservations
  * before verification, what each outcome gives back, the exponential lock and
- * the per-address ceiling. Generic over what is throttled: subjects are opaque.
+ * the per-address ceiling; settlements across a Redis outage and answers lost on
+ * the way. Generic over what is throttled: subjects are opaque.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
@@ -12,6 +13,7 @@ import type { RedisClient } from "../../../shared/redis/clients.ts";
 import { createRedisClient } from "../../../shared/redis/clients.ts";
 import { startRedisProcess } from "../../support/redis-topologies.ts";
 import { isolationPrefix, testRedisClient, testStores } from "../../support/stores.ts";
+import { TcpRelay } from "../../support/tcp-relay.ts";
 
 describe("attempt throttle", () => {
   let redis: RedisClient;
@@ -112,7 +114,7 @@ describe("attempt throttle", () => {
     expect((await t.reserve({ subject: "s", address: "a" })).ok).to.equal(true);
   });
 
-  it("a give-back Redis did not confirm (an outage) is sent again once Redis is back, and counts once", async function () {
+  it("settlements Redis did not take (an outage) are sent before the next attempt is reserved, and count once", async function () {
     if ((await testStores()).redis.REDIS_MODE !== "single") this.skip(); // a server of its own, stopped and restarted
     this.timeout(30_000);
     const dir = mkdtempSync(path.join(os.tmpdir(), "tessera-throttle-"));
@@ -131,23 +133,72 @@ describe("attempt throttle", () => {
         { failuresBeforeLockout: 3, baseSeconds: 60, maxSeconds: 60, perAddressPerHour: 100 },
         () => now,
       );
-      const inFlight = reserved(await t.reserve({ subject: "u", address: "a" }));
+      const scope = { subject: "u", address: "a" };
+      const inFlight = await Promise.all([t.reserve(scope), t.reserve(scope)]).then((r) => r.map(reserved));
       await server.stop();
-      await inFlight.abandoned(); // Redis is away: no error, the give-back waits
+      await inFlight[0]!.succeeded(); // Redis is away: no error, the settlements wait
+      await inFlight[1]!.abandoned();
       server = await startRedisProcess(dir, durable, "redis-server", undefined, server.port);
-      const subjects = () => client.keys("outage:s:*").catch(() => ["(Redis not back yet)"]);
-      for (let i = 0; i < 100 && (await subjects()).length > 0; i++)
-        await new Promise((r) => setTimeout(r, 100));
-      expect(await client.keys("outage:s:*"), "the subject's slot came back").to.deep.equal([]);
+      // At once, no waiting for a retry: both slots are back before these are reserved.
+      const next = await Promise.all([t.reserve(scope), t.reserve(scope), t.reserve(scope)]);
+      expect(next.map((r) => r.ok)).to.deep.equal([true, true, true]);
       const [address] = await client.keys("outage:a:*");
-      expect(await client.hget(address!, "n"), "the address slot came back").to.equal("0");
-      // Exactly once: three more attempts are verified, the fourth waits.
-      for (let i = 0; i < 3; i++) await reserved(await t.reserve({ subject: "u", address: "a" })).failed();
-      expect((await t.reserve({ subject: "u", address: "a" })).ok).to.equal(false);
+      expect(await client.hget(address!, "n"), "address slots: the three out now").to.equal("3");
+      // Exactly once: those three locked the subject.
+      expect((await t.reserve(scope)).ok).to.equal(false);
     } finally {
       client.disconnect();
       await server.stop();
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("a reservation whose answer was lost takes one slot when sent again, and goes back when the client gave up on it", async function () {
+    const stores = await testStores();
+    if (stores.redis.REDIS_MODE !== "single") this.skip(); // a relay in front of one server
+    const relay = new TcpRelay(Number(new URL(stores.redis.REDIS_URL).port));
+    const client = createRedisClient({
+      REDIS_MODE: "single",
+      REDIS_URL: `redis://127.0.0.1:${await relay.listen()}/`,
+      REDIS_TLS: false,
+    });
+    client.on("error", () => {});
+    const prefix = `tessera-test:${isolationPrefix()}lost:`;
+    try {
+      const t = new AttemptThrottle(
+        client,
+        prefix,
+        { failuresBeforeLockout: 3, baseSeconds: 60, maxSeconds: 60, perAddressPerHour: 100 },
+        () => now,
+      );
+      const scope = { subject: "u", address: "a" };
+      await reserved(await t.reserve({ subject: "warm-up", address: "b" })).abandoned(); // scripts loaded
+      const subjectKeys = () => client.keys(`${prefix}s:*`);
+
+      // The subject's answer is lost; the client reconnects at once and sends the command again.
+      const lost = relay.loseAnswer(2, 0);
+      const resent = reserved(await t.reserve(scope));
+      await lost;
+      const [subjectKey] = await subjectKeys();
+      expect(await client.hget(subjectKey!, "slots"), "one slot for one attempt").to.equal("1");
+      await resent.abandoned();
+      expect(await subjectKeys(), "given back whole").to.deep.equal([]);
+
+      // Lost again, and the relay refuses the client until it gives up: the attempt fails…
+      const lostForGood = relay.loseAnswer(2, 1000);
+      let failure: unknown;
+      await t.reserve(scope).catch((err: unknown) => {
+        failure = err;
+      });
+      await lostForGood;
+      expect(failure, "the attempt failed").to.be.instanceOf(Error);
+      await new Promise((r) => setTimeout(r, 1000)); // the relay lets clients in again
+      // …and its slot, which Redis did reserve, is back before the next attempts are reserved.
+      const next = await Promise.all([t.reserve(scope), t.reserve(scope), t.reserve(scope)]);
+      expect(next.map((r) => r.ok)).to.deep.equal([true, true, true]);
+    } finally {
+      client.disconnect();
+      await relay.close();
     }
   });
 });

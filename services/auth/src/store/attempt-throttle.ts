@@ -17,15 +17,19 @@
  * both slots back. Attempts still in flight when a process dies keep theirs:
  * they count as failures.
  *
- * Each reservation carries an id (a field of both keys) that its settlement
- * removes, so settling twice gives back at most once: a settlement Redis did not
- * confirm (a failover) is sent again in the background for up to half a minute
- * instead of leaving the slot taken, which would lock users out after an outage.
+ * Each reservation carries an id (a field of both keys): reserving twice under
+ * one id (a command the client sent again after a lost connection) takes one
+ * slot, and settling twice gives back at most once. A settlement Redis did not
+ * take (a restart, a failover) is kept and sent again before this process
+ * reserves its next attempt on the same subject, and in the background, instead
+ * of leaving the slot taken, which would lock users out after the outage. A
+ * reservation whose answer was lost is given back the same way.
  */
 import { createHash, randomBytes } from "node:crypto";
 import type { RedisClient } from "../../../../shared/redis/clients.ts";
 import { throttleAddressKey, throttleSubjectKey } from "../../../../shared/redis/key-layout.ts";
 import { defineScript, type Script } from "../../../../shared/redis/scripts.ts";
+import { PendingSettlements, type Settlement } from "./pending-settlements.ts";
 
 export interface ThrottleSettings {
   failuresBeforeLockout: number;
@@ -68,8 +72,9 @@ end`;
 // address slot back. Each reservation is atomic on its own, which is what bounds the guesses.
 
 // KEYS: address hash { n: attempts, r:<id>: reservations not given back }. ARGV: ceiling, hour ms
-// left, reservation id. 1 when reserved, 0 when the ceiling is reached.
+// left, reservation id. 1 when reserved (or already reserved under this id), 0 at the ceiling.
 const RESERVE_ADDRESS = `
+if redis.call('HEXISTS', KEYS[1], 'r:' .. ARGV[3]) == 1 then return 1 end
 if tonumber(redis.call('HGET', KEYS[1], 'n') or '0') >= tonumber(ARGV[1]) then return 0 end
 redis.call('HINCRBY', KEYS[1], 'n', 1)
 redis.call('HSET', KEYS[1], 'r:' .. ARGV[3], 1)
@@ -77,8 +82,9 @@ redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]))
 return 1`;
 
 // KEYS: subject hash { slots, until, r:<id> }. ARGV: now ms, threshold, base s, max s, reservation id.
-// {0, wait ms} when refused, {1, 0} when reserved.
+// {0, wait ms} when refused, {1, 0} when reserved (or already reserved under this id).
 const RESERVE_SUBJECT = `${LOCK_FOR}
+if redis.call('HEXISTS', KEYS[1], 'r:' .. ARGV[5]) == 1 then return {1, 0} end
 local now, threshold, base, max = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local lockedUntil = tonumber(redis.call('HGET', KEYS[1], 'until') or '0')
 if lockedUntil > now then return {0, lockedUntil - now} end
@@ -90,10 +96,11 @@ redis.call('EXPIRE', KEYS[1], max + 3600)
 return {1, 0}`;
 
 // A failure keeps both slots; the lock (if any) runs from now. KEYS: subject. ARGV: now, threshold,
-// base, max, reservation id. Sent again, it only renews the lock.
+// base, max, reservation id, "again" when sent again (then it does nothing once its reservation is
+// gone: it was applied).
 const FAILED = `${LOCK_FOR}
 local now, threshold, base, max = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
-redis.call('HDEL', KEYS[1], 'r:' .. ARGV[5])
+if redis.call('HDEL', KEYS[1], 'r:' .. ARGV[5]) == 0 and ARGV[6] == 'again' then return 0 end
 local slots = tonumber(redis.call('HGET', KEYS[1], 'slots') or '0')
 local lock = lockFor(slots, threshold, base, max)
 if lock > 0 then
@@ -103,12 +110,14 @@ end
 return slots`;
 
 // Ends a subject reservation without a failure. KEYS: subject. ARGV: mode, threshold, reservation id,
-// now ms, in-flight ms. "reset" (a success) clears the subject, but while other attempts reserved in
-// the last in-flight ms are still out they keep their slots and the lock: a success racing with
-// parallel guesses must not let more of them through. "release" (no verdict) gives its slot back, once.
+// now ms, in-flight ms, "again" when sent again. "reset" (a success) clears the subject, but while
+// other attempts reserved in the last in-flight ms are still out they keep their slots and the lock:
+// a success racing with parallel guesses must not let more of them through. Sent again, a reset
+// happens only if its reservation is still there (else it was applied, and failures since stay).
+// "release" (no verdict) gives its slot back, once.
 const GIVE_BACK_SUBJECT = `
 if ARGV[1] == 'reset' then
-  redis.call('HDEL', KEYS[1], 'r:' .. ARGV[3])
+  if redis.call('HDEL', KEYS[1], 'r:' .. ARGV[3]) == 0 and ARGV[6] == 'again' then return 0 end
   local out, since = 0, tonumber(ARGV[4]) - tonumber(ARGV[5])
   local fields = redis.call('HGETALL', KEYS[1])
   for i = 1, #fields, 2 do
@@ -130,9 +139,6 @@ return 1`;
 /** How long an attempt may be out for its verdict (a reservation older than this is one its process lost). */
 const IN_FLIGHT_MS = 60_000;
 
-/** Pauses between the sendings of a settlement Redis did not confirm (about half a minute in all). */
-const SETTLE_RETRY_MS = [250, 500, 1000, 2000, 4000, 8000, 15_000];
-
 type ThrottleScripts = Record<
   "reserveAddress" | "reserveSubject" | "failed" | "giveBackSubject" | "giveBackAddress",
   Script
@@ -143,6 +149,7 @@ export class AttemptThrottle {
   readonly #keyPrefix: string;
   readonly #settings: ThrottleSettings;
   readonly #now: () => number;
+  readonly #pending = new PendingSettlements();
 
   /** `keyPrefix` names this throttle in Redis (e.g. `tessera:throttle:login:`); each kind of check has its own. */
   constructor(
@@ -163,20 +170,25 @@ export class AttemptThrottle {
     this.#now = now;
   }
 
-  /** Refused with the seconds to wait, or reserved (two round trips; three when the subject is locked). */
+  /**
+   * Refused with the seconds to wait, or reserved (two round trips; three when the subject is
+   * locked). The subject's settlements still waiting for Redis are sent first; rejects while
+   * Redis is away.
+   */
   async reserve(scope: AttemptScope): Promise<ReserveResult> {
     const s = this.#settings;
-    const now = this.#now();
-    const id = randomBytes(8).toString("hex");
     const subjectHash = createHash("sha256").update(scope.subject).digest("hex").slice(0, 40);
     const subjectKey = throttleSubjectKey(this.#keyPrefix, subjectHash);
+    await this.#pending.flush(subjectKey);
+    const now = this.#now();
+    const id = randomBytes(8).toString("hex");
     const addressKey = throttleAddressKey(this.#keyPrefix, scope.address, Math.floor(now / HOUR_MS));
     const hourLeftMs = HOUR_MS - (now % HOUR_MS);
-    if ((await this.#scripts.reserveAddress(1, addressKey, s.perAddressPerHour, hourLeftMs, id)) !== 1)
-      return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil(hourLeftMs / 1000)) };
     const giveAddressBack = () => this.#scripts.giveBackAddress(1, addressKey, id);
     let subject: [number, number];
     try {
+      if ((await this.#scripts.reserveAddress(1, addressKey, s.perAddressPerHour, hourLeftMs, id)) !== 1)
+        return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil(hourLeftMs / 1000)) };
       subject = (await this.#scripts.reserveSubject(
         1,
         subjectKey,
@@ -187,12 +199,13 @@ export class AttemptThrottle {
         id,
       )) as [number, number];
     } catch (err) {
-      void settle(giveAddressBack);
+      // Redis may have reserved and lost only the answer: whatever this id holds goes back.
+      this.#pending.keep(this.#giveBack(id, subjectKey, "release", giveAddressBack));
       throw err;
     }
     const [reserved, waitMs] = subject;
     if (reserved !== 1) {
-      await settle(giveAddressBack);
+      await this.#pending.settle({ key: subjectKey, send: giveAddressBack });
       return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil(waitMs / 1000)) };
     }
     return { ok: true, reservation: this.#reservation(id, subjectKey, giveAddressBack) };
@@ -200,58 +213,55 @@ export class AttemptThrottle {
 
   #reservation(id: string, subjectKey: string, giveAddressBack: () => Promise<unknown>): Reservation {
     const s = this.#settings;
-    const scripts = this.#scripts;
     let settled = false;
-    const once = async (action: () => Promise<unknown>) => {
+    const once = async (settlement: Settlement) => {
       if (settled) return;
       settled = true;
-      await settle(action);
-    };
-    const giveBack = (mode: "reset" | "release") => async () => {
-      await scripts.giveBackSubject(
-        1,
-        subjectKey,
-        mode,
-        s.failuresBeforeLockout,
-        id,
-        this.#now(),
-        IN_FLIGHT_MS,
-      );
-      await giveAddressBack();
+      await this.#pending.settle(settlement);
     };
     return {
-      succeeded: () => once(giveBack("reset")),
+      succeeded: () => once(this.#giveBack(id, subjectKey, "reset", giveAddressBack)),
       failed: () =>
-        once(() =>
-          scripts.failed(
-            1,
-            subjectKey,
-            this.#now(),
-            s.failuresBeforeLockout,
-            s.baseSeconds,
-            s.maxSeconds,
-            id,
-          ),
-        ),
-      abandoned: () => once(giveBack("release")),
+        once({
+          key: subjectKey,
+          send: (again) =>
+            this.#scripts.failed(
+              1,
+              subjectKey,
+              this.#now(),
+              s.failuresBeforeLockout,
+              s.baseSeconds,
+              s.maxSeconds,
+              id,
+              again ? "again" : "first",
+            ),
+        }),
+      abandoned: () => once(this.#giveBack(id, subjectKey, "release", giveAddressBack)),
     };
   }
-}
 
-/**
- * Runs `action` (idempotent) now; when Redis does not confirm it, sends it again in the background
- * until it is confirmed or the pauses run out. Never fails: an unsettled reservation only counts
- * as a failure, as when its process dies.
- */
-async function settle(
-  action: () => Promise<unknown>,
-  pauses: readonly number[] = SETTLE_RETRY_MS,
-): Promise<void> {
-  try {
-    await action();
-  } catch {
-    const [pause, ...rest] = pauses;
-    if (pause === undefined) return;
-    setTimeout(() => void settle(action, rest), pause).unref();
+  /** Gives the subject's slot back ("reset" after a success), then the address slot. */
+  #giveBack(
+    id: string,
+    subjectKey: string,
+    mode: "reset" | "release",
+    giveAddressBack: () => Promise<unknown>,
+  ): Settlement {
+    return {
+      key: subjectKey,
+      send: async (again) => {
+        await this.#scripts.giveBackSubject(
+          1,
+          subjectKey,
+          mode,
+          this.#settings.failuresBeforeLockout,
+          id,
+          this.#now(),
+          IN_FLIGHT_MS,
+          again ? "again" : "first",
+        );
+        await giveAddressBack();
+      },
+    };
   }
 }
