@@ -175,14 +175,14 @@ export class AggregateMaintenance {
         sameValue(counted.value, toCount.value) &&
         counted.qualified === toCount.qualified)
     ) {
-      tracked.contrib.set(rule.index, now);
+      tracked.appliedContributions.set(rule.index, now);
       return;
     }
     if (counted && counted.qualified === undefined)
       counted.qualified = (await this.#evalWhere(rule, [counted.src]))[0];
     if (toCount && toCount.qualified === undefined)
       toCount.qualified = (await this.#evalWhere(rule, [toCount.src]))[0];
-    tracked.contrib.set(rule.index, now);
+    tracked.appliedContributions.set(rule.index, now);
     await this.#adjust(
       rule,
       tracked,
@@ -197,9 +197,9 @@ export class AggregateMaintenance {
 
   /** What the parent currently reflects of this row for `rule`. */
   #contribution(tracked: TrackedRow, rule: CompiledRule): Contribution | null {
-    if (!tracked.contrib.has(rule.index))
-      tracked.contrib.set(rule.index, this.#initialContribution(rule, tracked.before));
-    return tracked.contrib.get(rule.index)!;
+    if (!tracked.appliedContributions.has(rule.index))
+      tracked.appliedContributions.set(rule.index, this.#initialContribution(rule, tracked.before));
+    return tracked.appliedContributions.get(rule.index)!;
   }
 
   #sameInputs(rule: CompiledRule, first: RowDocument, second: RowDocument): boolean {

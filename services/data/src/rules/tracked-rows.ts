@@ -25,7 +25,7 @@ export interface TrackedRow {
   initialVerb: Verb;
   queued: boolean;
   /** Applied contributions by aggregate rule index (absent: as stored before the request). */
-  contrib: Map<number, Contribution | null>;
+  appliedContributions: Map<number, Contribution | null>;
   /** `_ck` of the state last validated (null: settled as deleted). */
   settled: string | null | undefined;
   /** The state last validated: `oldRow` of the row's next events. */
@@ -89,7 +89,7 @@ export class TrackedRows {
       extra: new Set(),
       initialVerb: verb ?? change?.verb ?? (before ? "UPDATE" : "INSERT"),
       queued: false,
-      contrib: new Map(),
+      appliedContributions: new Map(),
       settled: undefined,
       settledRow: before,
       given: [],
