@@ -9,6 +9,8 @@
  * is missing is dropped when listed.
  * Account administrators' keys are in no index: nothing lists them, and they are
  * refused once their administrator or account is gone (shared/admin-access).
+ * Revocations (disable, delete) wait for a replica's acknowledgement when the primary has
+ * replicas; one not acknowledged in time still answers, and is reported (`onUnacknowledged`).
  *
  * Names before hash tags (`key:<hash>`, `keyidx:<account>/<project>`): outside Cluster mode
  * (`legacyNames`) a record or index entry not found under its name is looked for under the old
@@ -38,6 +40,13 @@ if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 redis.call('HSET', KEYS[1], 's', 'disabled')
 return 1`;
 
+export interface KeyStoreOptions {
+  /** Look records and index entries up under their names before hash tags too. */
+  legacyNames?: boolean;
+  /** Told when a revocation was not acknowledged by a replica in time (it may not survive a failover). */
+  onUnacknowledged?: () => void;
+}
+
 export class KeyStore {
   readonly #redis: RedisClient;
   readonly #prefix: string;
@@ -45,17 +54,14 @@ export class KeyStore {
   readonly #createScript: Script;
   readonly #disableScript: Script;
   readonly #legacyNames: boolean;
+  readonly #onUnacknowledged: () => void;
 
-  constructor(
-    redis: RedisClient,
-    prefix: string,
-    retentionSeconds: number,
-    options: { legacyNames?: boolean } = {},
-  ) {
+  constructor(redis: RedisClient, prefix: string, retentionSeconds: number, options: KeyStoreOptions = {}) {
     this.#redis = redis;
     this.#prefix = prefix;
     this.#retentionSeconds = retentionSeconds;
     this.#legacyNames = options.legacyNames ?? false;
+    this.#onUnacknowledged = options.onUnacknowledged ?? (() => {});
     this.#createScript = defineScript(redis, "keyCreate", CREATE_SCRIPT);
     this.#disableScript = defineScript(redis, "keyDisable", DISABLE_SCRIPT);
   }
@@ -112,7 +118,7 @@ export class KeyStore {
     for (const name of this.#recordKeys(hash)) {
       if ((await this.#disableScript(1, name)) === 1) disabled.push(name);
     }
-    await waitForReplica(this.#redis, disabled);
+    await this.#replicated(disabled);
     return disabled.length > 0;
   }
 
@@ -145,7 +151,7 @@ export class KeyStore {
     const recordKeys = this.#recordKeys(hash);
     const deleted = await Promise.all(recordKeys.map((key) => this.#redis.del(key)));
     for (const indexKey of this.#indexKeys(account, project)) await this.#redis.hdel(indexKey, id);
-    await waitForReplica(this.#redis, recordKeys);
+    await this.#replicated(recordKeys);
     return deleted.some((n) => n === 1);
   }
 
@@ -155,7 +161,12 @@ export class KeyStore {
     const recordKeys = hashes.flatMap((h) => this.#recordKeys(h));
     await Promise.all(recordKeys.map((key) => this.#redis.del(key)));
     for (const indexKey of this.#indexKeys(account, project)) await this.#redis.del(indexKey);
-    await waitForReplica(this.#redis, recordKeys);
+    await this.#replicated(recordKeys);
+  }
+
+  /** Waits for a replica to have the revocation of `recordKeys` (see the class comment). */
+  async #replicated(recordKeys: string[]): Promise<void> {
+    if (!(await waitForReplica(this.#redis, recordKeys))) this.#onUnacknowledged();
   }
 
   /**

@@ -89,20 +89,26 @@ export function createRedisClient(topology: RedisTopology, purpose: ClientPurpos
  * Waits until at least one replica has every write this client sent the servers owning `keys`
  * (at most `timeoutMs`); nothing to wait for when that primary has no replica. WAIT concerns one
  * connection, so on a Cluster it goes to the connection that wrote the key: the slot's primary.
+ * Resolves to false when some primary with replicas had no acknowledgement within the time.
  */
-export async function waitForReplica(client: RedisClient, keys: string[], timeoutMs = 1000): Promise<void> {
-  if (keys.length === 0) return;
+export async function waitForReplica(
+  client: RedisClient,
+  keys: string[],
+  timeoutMs = 1000,
+): Promise<boolean> {
+  if (keys.length === 0) return true;
   const servers =
     client instanceof Cluster
       ? new Set(await Promise.all(keys.map((key) => primaryOwning(client, key))))
       : new Set([client]);
-  await Promise.all(
+  const acknowledged = await Promise.all(
     [...servers].map(async (server) => {
       const role = (await server.role()) as [string, number, unknown[]?];
       const replicas = role[0] === "master" ? (role[2]?.length ?? 0) : 0;
-      if (replicas > 0) await server.wait(1, timeoutMs);
+      return replicas === 0 || (await server.wait(1, timeoutMs)) >= 1;
     }),
   );
+  return acknowledged.every(Boolean);
 }
 
 async function primaryOwning(cluster: Cluster, key: string): Promise<Redis> {

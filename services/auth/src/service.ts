@@ -27,8 +27,17 @@ export async function createAuthService(config: AuthConfig, logger: Logger): Pro
   ]);
   reportRedisErrors(redis, logger, "redis", () => storeErrors.inc({ store: "redis" }));
   const lifecycle: Lifecycle = { shuttingDown: false };
+  const unacknowledged = metrics.counter(
+    "tessera_revocations_unacknowledged_total",
+    "Key revocations no Redis replica acknowledged within a second (they may not survive a failover)",
+    [],
+  );
   const keys = new KeyStore(redis, config.REDIS_PREFIX, config.KEY_RETENTION_SECONDS, {
     legacyNames: config.REDIS_MODE !== "cluster",
+    onUnacknowledged: () => {
+      unacknowledged.inc();
+      logger.warn("a key revocation was not acknowledged by a Redis replica within a second");
+    },
   });
   if (config.REDIS_MODE !== "cluster") {
     const renamed = await keys.renameLegacyKeys();

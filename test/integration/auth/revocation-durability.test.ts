@@ -1,8 +1,9 @@
 /**
  * Key revocations wait for a replica's acknowledgement when the Redis primary
  * has replicas (docs/authentication.md "Durability"): a real primary and a real replica on loopback.
+ * A revocation no replica acknowledges in time (the replica is stopped) is answered and reported.
  */
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -16,7 +17,7 @@ import { keyRecordKey } from "../../../shared/redis/key-layout.ts";
 describe("revocation durability with a Redis replica", () => {
   let primary: StartedStore;
   let replicaPort: number;
-  let replicaStop: () => void;
+  let replica: ChildProcess;
   let dir: string;
 
   before(async function () {
@@ -25,7 +26,7 @@ describe("revocation durability with a Redis replica", () => {
     primary = await startRedisServer(path.join(dir, "primary"));
     replicaPort = await freePort();
     const primaryPort = new URL(primary.url).port;
-    const child = spawn(
+    replica = spawn(
       "redis-server",
       [
         "--port",
@@ -42,7 +43,6 @@ describe("revocation durability with a Redis replica", () => {
       ],
       { stdio: "ignore" },
     );
-    replicaStop = () => child.kill("SIGTERM");
     // Ready when the primary itself counts the replica as connected (that is what WAIT uses).
     const probe = new Redis(primary.url);
     let replicas = 0;
@@ -55,41 +55,68 @@ describe("revocation durability with a Redis replica", () => {
     expect(replicas, "the replica never connected to the primary").to.equal(1);
   });
   after(async () => {
-    replicaStop();
+    replica.kill("SIGCONT");
+    replica.kill("SIGTERM");
     await primary.stop();
     rmSync(dir, { recursive: true, force: true });
   });
 
   it("a disable acknowledged by the store is already on the replica", async () => {
     const redis = new Redis(primary.url);
-    const replica = new Redis(replicaPort, "127.0.0.1");
-    const store = new KeyStore(redis, "dur:", 60);
-    const now = Date.now();
-    const hash = hashKey("tsk_durability");
-    await store.create(
-      hash,
-      {
-        id: "k1",
-        kind: "manual",
-        account: "a",
-        project: "p",
-        projectUid: "u",
-        name: "n",
-        userIdentifier: null,
-        roles: [],
-        globals: {},
-        createdAt: now,
-        expiresAt: null,
-        status: "active",
-      },
-      now,
-    );
+    const replicaClient = new Redis(replicaPort, "127.0.0.1");
+    let unacknowledged = 0;
+    const store = new KeyStore(redis, "dur:", 60, { onUnacknowledged: () => unacknowledged++ });
+    const hash = await createKey(store, "tsk_durability", "k1");
     expect(await store.disable(hash)).to.equal(true);
     // No wait here: WAIT inside disable() already made the replica acknowledge.
-    expect(await replica.hget(keyRecordKey("dur:", hash), "s")).to.equal("disabled");
+    expect(await replicaClient.hget(keyRecordKey("dur:", hash), "s")).to.equal("disabled");
     expect(await store.deleteById("a", "p", "k1")).to.equal(true);
-    expect(await replica.exists(keyRecordKey("dur:", hash))).to.equal(0);
+    expect(await replicaClient.exists(keyRecordKey("dur:", hash))).to.equal(0);
+    expect(unacknowledged, "both acknowledged").to.equal(0);
     redis.disconnect();
-    replica.disconnect();
+    replicaClient.disconnect();
+  });
+
+  it("a revocation no replica acknowledges in time is answered, and reported", async function () {
+    this.timeout(20_000);
+    const redis = new Redis(primary.url);
+    let unacknowledged = 0;
+    const store = new KeyStore(redis, "dur:", 60, { onUnacknowledged: () => unacknowledged++ });
+    const hash = await createKey(store, "tsk_unacknowledged", "k2");
+    replica.kill("SIGSTOP"); // still connected, as the primary sees it, but acknowledging nothing
+    try {
+      expect(await store.disable(hash)).to.equal(true);
+      expect(unacknowledged).to.equal(1);
+      expect(await redis.hget(keyRecordKey("dur:", hash), "s"), "revoked on the primary").to.equal(
+        "disabled",
+      );
+    } finally {
+      replica.kill("SIGCONT");
+      redis.disconnect();
+    }
   });
 });
+
+async function createKey(store: KeyStore, apikey: string, id: string): Promise<string> {
+  const now = Date.now();
+  const hash = hashKey(apikey);
+  await store.create(
+    hash,
+    {
+      id,
+      kind: "manual",
+      account: "a",
+      project: "p",
+      projectUid: "u",
+      name: "n",
+      userIdentifier: null,
+      roles: [],
+      globals: {},
+      createdAt: now,
+      expiresAt: null,
+      status: "active",
+    },
+    now,
+  );
+  return hash;
+}
