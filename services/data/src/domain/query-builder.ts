@@ -110,6 +110,17 @@ export function childrenQuery(rel: Relationship, parent: Record<string, unknown>
   return Object.fromEntries(rel.childColumns.map((c, i) => [c, { $eq: parent[rel.parentColumns[i]!] }]));
 }
 
+/**
+ * The children of any of several parents through `rel`, given the parents' key tuples (values of
+ * `rel.parentColumns`): `$in` on a one-column foreign key, else one `$or` branch per parent.
+ * Repeated tuples are asked for once.
+ */
+export function childrenOfAnyQuery(rel: Relationship, parentKeys: unknown[][]): RowQuery {
+  const tuples = [...new Map(parentKeys.map((t) => [JSON.stringify(t), t])).values()];
+  if (rel.childColumns.length === 1) return { [rel.childColumns[0]!]: { $in: tuples.map((t) => t[0]) } };
+  return { $or: tuples.map((t) => Object.fromEntries(rel.childColumns.map((c, i) => [c, { $eq: t[i] }]))) };
+}
+
 export function and(parts: RowQuery[]): RowQuery {
   const kept = parts.filter((p) => Object.keys(p).length > 0);
   if (kept.length === 0) return {};

@@ -18,6 +18,7 @@ import {
   buildQuery,
   buildSort,
   type ClientQuery,
+  childrenOfAnyQuery,
   childrenQuery,
   isKeyOrder,
   pagekeyAfter,
@@ -245,7 +246,7 @@ async function firstChildren(
     const children = await store.find(
       req.project.storage,
       sub.table.name,
-      and([foreignKeyIn(rel.childColumns, pending), filter]),
+      and([childrenOfAnyQuery(rel, pending), filter]),
       { sort: byParent, limit },
     );
     const groups = new Map<string, RowDocument[]>();
@@ -268,12 +269,6 @@ async function firstChildren(
     pending = next;
   }
   return found;
-}
-
-/** Rows whose foreign key `columns` hold one of the given value tuples. */
-function foreignKeyIn(columns: string[], tuples: unknown[][]): RowQuery {
-  if (columns.length === 1) return { [columns[0]!]: { $in: tuples.map((t) => t[0]) } };
-  return { $or: tuples.map((t) => Object.fromEntries(columns.map((c, i) => [c, { $eq: t[i] }]))) };
 }
 
 function parentIdOf(columns: string[], doc: RowDocument): unknown {

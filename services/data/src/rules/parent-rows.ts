@@ -9,7 +9,7 @@
 
 import { type RoleTree, roleTree } from "../domain/parent-paths.ts";
 import type { Relationship, TableModel } from "../domain/project-model.ts";
-import { childrenQuery } from "../domain/query-builder.ts";
+import { childrenOfAnyQuery } from "../domain/query-builder.ts";
 import { outputValue, rowId } from "../domain/values.ts";
 import { parentIdOf, type WritePlan } from "../domain/write-plan.ts";
 import type { RowDocument, RowId } from "../store/tenant-rows.ts";
@@ -110,7 +110,8 @@ async function childrenOfAll(
   const ids = new Set(parents.map((p) => rowId(parentTable, p)));
   // Rows this request inserted have no stored children.
   const stored = parents.filter((p) => plan.planned(parentTable, rowId(parentTable, p))?.before !== null);
-  const docs = stored.length > 0 ? await plan.findStored(child, childQuery(rel, stored)) : [];
+  const keys = stored.map((p) => rel.parentColumns.map((c) => p[c]));
+  const docs = keys.length > 0 ? await plan.findStored(child, childrenOfAnyQuery(rel, keys)) : [];
   const out = new Map<RowId, RowDocument>();
   for (const d of docs) {
     const now = await plan.current(child, d._id);
@@ -120,13 +121,4 @@ async function childrenOfAll(
     if (c.after && ids.has(parentIdOf(parentTable, rel, c.after)!)) out.set(c.id, c.after);
   }
   return [...out.values()];
-}
-
-/** Children of any of `parents` through `rel`: `$in` on a one-column foreign key, else one `$or` branch per parent. */
-function childQuery(rel: Relationship, parents: RowDocument[]): Record<string, unknown> {
-  if (rel.childColumns.length === 1) {
-    const values = [...new Set(parents.map((p) => p[rel.parentColumns[0]!]))];
-    return { [rel.childColumns[0]!]: { $in: values } };
-  }
-  return { $or: parents.map((parent) => childrenQuery(rel, parent)) };
 }
