@@ -15,6 +15,10 @@ export class TcpRelay {
   constructor(targetPort: number) {
     this.#target = targetPort;
     this.#server = net.createServer((client) => this.#accept(client));
+    // Listening again on its port after a refusal can find the port briefly taken: try again.
+    this.#server.on("error", () =>
+      setTimeout(() => this.#server.listen(this.#port, "127.0.0.1"), 50).unref(),
+    );
   }
 
   async listen(port = 0): Promise<number> {

@@ -185,14 +185,15 @@ describe("attempt throttle", () => {
       expect(await subjectKeys(), "given back whole").to.deep.equal([]);
 
       // Lost again, and the relay refuses the client until it gives up: the attempt fails…
-      const lostForGood = relay.loseAnswer(2, 1000);
+      const lostForGood = relay.loseAnswer(2, 2500);
       let failure: unknown;
       await t.reserve(scope).catch((err: unknown) => {
         failure = err;
       });
       await lostForGood;
       expect(failure, "the attempt failed").to.be.instanceOf(Error);
-      await new Promise((r) => setTimeout(r, 1000)); // the relay lets clients in again
+      const reachable = () => client.ping().then(Boolean, () => false);
+      while (!(await reachable())) await new Promise((r) => setTimeout(r, 50)); // until the relay lets clients in
       // …and its slot, which Redis did reserve, is back before the next attempts are reserved.
       const next = await Promise.all([t.reserve(scope), t.reserve(scope), t.reserve(scope)]);
       expect(next.map((r) => r.ok)).to.deep.equal([true, true, true]);
