@@ -18,6 +18,7 @@ import {
 import type { RowDocument, RowQuery } from "../store/tenant-rows.ts";
 import type { Permission } from "./authorization.ts";
 import type { Relationship, ResourceModel, TableModel } from "./project-model.ts";
+import { distinctByJson } from "./values.ts";
 
 export type SortSpec = [string, 1 | -1][];
 
@@ -107,7 +108,10 @@ export function buildQuery(
 
 /** The children of one parent row through `rel`: each foreign-key column equal to the parent's key column. */
 export function childrenQuery(rel: Relationship, parent: Record<string, unknown>): RowQuery {
-  return Object.fromEntries(rel.childColumns.map((c, i) => [c, { $eq: parent[rel.parentColumns[i]!] }]));
+  return foreignKeyEquals(
+    rel,
+    rel.parentColumns.map((c) => parent[c]),
+  );
 }
 
 /**
@@ -116,9 +120,14 @@ export function childrenQuery(rel: Relationship, parent: Record<string, unknown>
  * Repeated tuples are asked for once.
  */
 export function childrenOfAnyQuery(rel: Relationship, parentKeys: unknown[][]): RowQuery {
-  const tuples = [...new Map(parentKeys.map((t) => [JSON.stringify(t), t])).values()];
+  const tuples = distinctByJson(parentKeys);
   if (rel.childColumns.length === 1) return { [rel.childColumns[0]!]: { $in: tuples.map((t) => t[0]) } };
-  return { $or: tuples.map((t) => Object.fromEntries(rel.childColumns.map((c, i) => [c, { $eq: t[i] }]))) };
+  return { $or: tuples.map((t) => foreignKeyEquals(rel, t)) };
+}
+
+/** Each foreign-key column of `rel` equal to the parent key value in the same position. */
+function foreignKeyEquals(rel: Relationship, parentKey: unknown[]): RowQuery {
+  return Object.fromEntries(rel.childColumns.map((c, i) => [c, { $eq: parentKey[i] }]));
 }
 
 export function and(parts: RowQuery[]): RowQuery {

@@ -26,7 +26,7 @@ import {
   type SortSpec,
 } from "./query-builder.ts";
 import { type Addressing, toWire, type WireObject } from "./representation.ts";
-import { keySegment, parseKeySegment, rowId } from "./values.ts";
+import { distinctByJson, keySegment, parseKeySegment, rowId } from "./values.ts";
 
 export interface ReadRequest {
   project: ProjectModel;
@@ -147,7 +147,9 @@ async function attachSubresources(
       await attachChildren(store, req, sub, permission, docs, objects, name);
     } else {
       // The container row holds the foreign key; the parent is one object (or null).
-      const ids = unique(docs.map((d) => parentIdOf(rel.childColumns, d)).filter((x) => x !== undefined));
+      const ids = distinctByJson(
+        docs.map((d) => parentIdOf(rel.childColumns, d)).filter((x) => x !== undefined),
+      );
       const query = and([
         { _id: { $in: ids } },
         rowFilterQuery(sub.table, permission, req.principal.globals) ?? {},
@@ -240,7 +242,7 @@ async function firstChildren(
   ];
   const parentOf = (child: RowDocument) => idText(rel.childColumns.map((c) => child[c]));
   const found = new Map<string, RowDocument[]>();
-  let pending = unique(docs.map((d) => rel.parentColumns.map((c) => d[c])));
+  let pending = distinctByJson(docs.map((d) => rel.parentColumns.map((c) => d[c])));
   while (pending.length > 0) {
     const limit = want * pending.length;
     const children = await store.find(
@@ -279,10 +281,4 @@ function parentIdOf(columns: string[], doc: RowDocument): unknown {
 
 function idText(id: unknown): string {
   return JSON.stringify(id);
-}
-
-function unique<T>(values: T[]): T[] {
-  const seen = new Map<string, T>();
-  for (const v of values) seen.set(JSON.stringify(v), v);
-  return [...seen.values()];
 }

@@ -10,6 +10,11 @@ import type { ColumnModel, TableModel } from "./project-model.ts";
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 
 /** True for an object that is not an array (and not null): a JSON object. */
+/** `values` without repeats, values being equal when their JSON is (the last of equal ones kept). */
+export function distinctByJson<T>(values: T[]): T[] {
+  return [...new Map(values.map((v) => [JSON.stringify(v), v])).values()];
+}
+
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
