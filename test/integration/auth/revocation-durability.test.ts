@@ -3,46 +3,33 @@
  * has replicas (docs/authentication.md "Durability"): a real primary and a real replica on loopback.
  * A revocation no replica acknowledges in time (the replica is stopped) is answered and reported.
  */
-import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { expect } from "chai";
 import { Redis } from "ioredis";
-import { freePort, type StartedStore, startRedisServer } from "../../../services/dev-stack/src/stores.ts";
+import { type StartedStore, startRedisServer } from "../../../services/dev-stack/src/stores.ts";
 import { hashKey } from "../../../shared/keys/key-format.ts";
 import { KeyStore } from "../../../shared/keys/key-store.ts";
 import { keyRecordKey } from "../../../shared/redis/key-layout.ts";
+import { type RedisProcess, startRedisProcess } from "../../support/redis-topologies.ts";
 
 describe("revocation durability with a Redis replica", () => {
   let primary: StartedStore;
-  let replicaPort: number;
-  let replica: ChildProcess;
+  let replica: RedisProcess;
   let dir: string;
 
   before(async function () {
     this.timeout(30_000);
     dir = mkdtempSync(path.join(os.tmpdir(), "tessera-replica-"));
     primary = await startRedisServer(path.join(dir, "primary"));
-    replicaPort = await freePort();
-    const primaryPort = new URL(primary.url).port;
-    replica = spawn(
-      "redis-server",
-      [
-        "--port",
-        String(replicaPort),
-        "--bind",
-        "127.0.0.1",
-        "--save",
-        "",
-        "--dir",
-        dir,
-        "--replicaof",
-        "127.0.0.1",
-        primaryPort,
-      ],
-      { stdio: "ignore" },
-    );
+    replica = await startRedisProcess(path.join(dir, "replica"), [
+      "--save",
+      "",
+      "--replicaof",
+      "127.0.0.1",
+      new URL(primary.url).port,
+    ]);
     // Ready when the primary itself counts the replica as connected (that is what WAIT uses).
     const probe = new Redis(primary.url);
     let replicas = 0;
@@ -55,15 +42,15 @@ describe("revocation durability with a Redis replica", () => {
     expect(replicas, "the replica never connected to the primary").to.equal(1);
   });
   after(async () => {
-    replica.kill("SIGCONT");
-    replica.kill("SIGTERM");
+    replica.child.kill("SIGCONT");
+    await replica.stop();
     await primary.stop();
     rmSync(dir, { recursive: true, force: true });
   });
 
   it("a disable acknowledged by the store is already on the replica", async () => {
     const redis = new Redis(primary.url);
-    const replicaClient = new Redis(replicaPort, "127.0.0.1");
+    const replicaClient = new Redis(replica.port, "127.0.0.1");
     let unacknowledged = 0;
     const store = new KeyStore(redis, "dur:", 60, { onUnacknowledged: () => unacknowledged++ });
     const hash = await createKey(store, "tsk_durability", "k1");
@@ -83,7 +70,7 @@ describe("revocation durability with a Redis replica", () => {
     let unacknowledged = 0;
     const store = new KeyStore(redis, "dur:", 60, { onUnacknowledged: () => unacknowledged++ });
     const hash = await createKey(store, "tsk_unacknowledged", "k2");
-    replica.kill("SIGSTOP"); // still connected, as the primary sees it, but acknowledging nothing
+    replica.child.kill("SIGSTOP"); // still connected, as the primary sees it, but acknowledging nothing
     try {
       expect(await store.disable(hash)).to.equal(true);
       expect(unacknowledged).to.equal(1);
@@ -91,7 +78,7 @@ describe("revocation durability with a Redis replica", () => {
         "disabled",
       );
     } finally {
-      replica.kill("SIGCONT");
+      replica.child.kill("SIGCONT");
       redis.disconnect();
     }
   });
