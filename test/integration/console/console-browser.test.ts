@@ -404,6 +404,25 @@ describe("console in Chromium", function () {
   });
 
   describe("definition history and audit", () => {
+    it("never carries one project's definition text into another at the same revision (an edited address)", async () => {
+      await nav(page, "Projects").click();
+      await page.getByRole("link", { name: "shop" }).click();
+      await page.getByRole("heading", { name: /shop · revision 1/ }).waitFor();
+      const editor = page.getByLabel("Definition (JSON)");
+      await editor.fill(JSON.stringify({ tables: {}, apiVersions: {}, typedFor: "shop" }));
+      await page.evaluate(() => {
+        window.location.hash = "#/projects/gate";
+      });
+      await page.getByRole("heading", { name: /gate · revision 1/ }).waitFor();
+      const gate = await operator.send("GET", "/accounts/acme/projects/gate");
+      expect(JSON.parse(await editor.inputValue())).to.deep.equal(gate.body.definition);
+      // And back: shop's own stored text, not what was typed before leaving it.
+      await page.goBack();
+      await page.getByRole("heading", { name: /shop · revision 1/ }).waitFor();
+      const shop = await operator.send("GET", "/accounts/acme/projects/shop");
+      expect(JSON.parse(await editor.inputValue())).to.deep.equal(shop.body.definition);
+    });
+
     it("explains a definition conflict (412): compare with their revision, then apply over it knowingly", async () => {
       await nav(page, "Projects").click();
       await page.getByRole("link", { name: "shop" }).click();

@@ -1,5 +1,12 @@
-/** Loads something when the inputs change; answers it with the error and a reload function. */
-import { useCallback, useEffect, useState } from "preact/hooks";
+/**
+ * Loads something when the inputs change; answers it with the error and a reload function.
+ *
+ * What was loaded for other inputs is never shown for these: when the inputs change, the
+ * value is cleared before the browser paints (a layout effect), and an answer that arrives
+ * after a newer load started (the user went on to another project, say) is dropped. A
+ * reload for the same inputs keeps the value on screen until the new one arrives.
+ */
+import { useCallback, useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 
 export interface Loaded<T> {
   value: T | undefined;
@@ -8,23 +15,32 @@ export interface Loaded<T> {
   reload: () => Promise<void>;
 }
 
+interface LoadState<T> {
+  value: T | undefined;
+  error: unknown;
+  loading: boolean;
+}
+
+const LOADING = { value: undefined, error: undefined, loading: true };
+
 export function useLoad<T>(load: () => Promise<T>, inputs: unknown[]): Loaded<T> {
-  const [value, setValue] = useState<T>();
-  const [error, setError] = useState<unknown>();
-  const [loading, setLoading] = useState(true);
+  const [state, setState] = useState<LoadState<T>>(LOADING);
+  const latest = useRef(0);
   const reload = useCallback(async () => {
-    setLoading(true);
+    const call = ++latest.current;
+    setState((s) => ({ ...s, loading: true }));
     try {
-      setValue(await load());
-      setError(undefined);
+      const value = await load();
+      if (call === latest.current) setState({ value, error: undefined, loading: false });
     } catch (err) {
-      setError(err);
-    } finally {
-      setLoading(false);
+      if (call === latest.current) setState((s) => ({ ...s, error: err, loading: false }));
     }
+  }, inputs);
+  useLayoutEffect(() => {
+    setState(LOADING);
   }, inputs);
   useEffect(() => {
     void reload();
   }, [reload]);
-  return { value, error, loading, reload };
+  return { ...state, reload };
 }

@@ -57,8 +57,9 @@ export function DefinitionEditor(props: {
   useFocusOn(diffRef, dryRun);
   useFocusOn(conflictRef, conflict);
 
-  // A newly loaded revision (after Apply, a rollback or a reload) replaces the text — before
-  // the browser paints or takes a keystroke, so nothing typed into it is wiped afterwards.
+  // A newly loaded revision (after Apply, a rollback or a reload) or another project replaces
+  // the text — before the browser paints or takes a keystroke, so nothing typed into it is
+  // wiped afterwards, and one project's text is never applied to another.
   useLayoutEffect(() => {
     if (!project) return;
     setText(pretty(project.definition));
@@ -66,7 +67,7 @@ export function DefinitionEditor(props: {
     setDryRun(undefined);
     setProblems([]);
     setConflict(undefined);
-  }, [project?.etag]);
+  }, [project?.name, project?.etag]);
 
   const projectName = project?.name ?? name;
   const projectPath = `${context.accountPath}/projects/${seg(projectName)}`;

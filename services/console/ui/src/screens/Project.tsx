@@ -45,7 +45,9 @@ export function Project(props: { context: AdminContext; name: string | undefined
       </section>
     );
   }
-  const roles = Object.keys((project.value?.definition.roles as Record<string, unknown> | undefined) ?? {});
+  // Only the project the address names: never another one's definition under this name.
+  const loaded = project.value?.name === name ? project.value : undefined;
+  const roles = Object.keys((loaded?.definition.roles as Record<string, unknown> | undefined) ?? {});
   return (
     <section aria-labelledby="project-title">
       <p class="crumbs">
@@ -53,7 +55,7 @@ export function Project(props: { context: AdminContext; name: string | undefined
       </p>
       <h1 id="project-title">
         {name}
-        {project.value && <span class="muted"> · revision {project.value.revision}</span>}
+        {loaded && <span class="muted"> · revision {loaded.revision}</span>}
       </h1>
       <nav class="tabs" aria-label="Project sections">
         {TABS.map((t) => (
@@ -63,11 +65,11 @@ export function Project(props: { context: AdminContext; name: string | undefined
         ))}
       </nav>
       <ErrorNotice error={project.error} />
-      {project.value && tab === "definition" && (
-        <DefinitionEditor context={context} project={project.value} onStored={project.reload} />
+      {loaded && tab === "definition" && (
+        <DefinitionEditor key={name} context={context} project={loaded} onStored={project.reload} />
       )}
-      {project.value && tab === "revisions" && (
-        <Revisions context={context} project={project.value} onRolledBack={project.reload} />
+      {loaded && tab === "revisions" && (
+        <Revisions context={context} project={loaded} onRolledBack={project.reload} />
       )}
       {tab === "users" && <Users context={context} project={name} roles={roles} />}
       {tab === "keys" && <ApiKeys context={context} project={name} roles={roles} />}
