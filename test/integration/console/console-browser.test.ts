@@ -416,9 +416,16 @@ describe("console in Chromium", function () {
       await page.getByRole("heading", { name: /gate · revision 1/ }).waitFor();
       const gate = await operator.send("GET", "/accounts/acme/projects/gate");
       expect(JSON.parse(await editor.inputValue())).to.deep.equal(gate.body.definition);
-      // And back: shop's own stored text, not what was typed before leaving it.
+      // And back: what was typed in shop is shop's draft, offered back there (and only there).
       await page.goBack();
       await page.getByRole("heading", { name: /shop · revision 1/ }).waitFor();
+      await page.getByRole("status").getByText("Your unsaved changes are back").waitFor();
+      expect(JSON.parse(await editor.inputValue())).to.deep.equal({
+        tables: {},
+        apiVersions: {},
+        typedFor: "shop",
+      });
+      await page.getByRole("button", { name: "Discard my changes" }).click();
       const shop = await operator.send("GET", "/accounts/acme/projects/shop");
       expect(JSON.parse(await editor.inputValue())).to.deep.equal(shop.body.definition);
     });
@@ -456,7 +463,7 @@ describe("console in Chromium", function () {
       await conflict.getByText("Comparing against revision 2").waitFor();
       const diff = page.getByRole("region", { name: "What would change" });
       await diff.getByText("Auditor").waitFor();
-      await page.getByRole("button", { name: 'Apply (If-Match "2")' }).click();
+      await page.getByRole("button", { name: "Apply over revision 2" }).click();
       await page.getByRole("heading", { name: /shop · revision 3/ }).waitFor();
       const stored = await operator.send("GET", "/accounts/acme/projects/shop");
       expect(stored.body.definition.tables.customer.columns.segment).to.deep.equal({ type: "string" });
@@ -485,6 +492,14 @@ describe("console in Chromium", function () {
         operator.send("GET", "/accounts/acme/projects/shop"),
       ]);
       expect(now.body.definition).to.deep.equal(r1.body.definition);
+    });
+
+    it("leaves Apply disabled when the dry run finds nothing to change", async () => {
+      await page.getByRole("link", { name: "Definition" }).click();
+      await page.getByRole("heading", { name: /shop · revision 4/ }).waitFor();
+      await page.getByRole("button", { name: "Check changes (dry run)" }).click();
+      await page.getByText("The dry run found nothing to change.").waitFor();
+      expect(await page.getByRole("button", { name: "Apply over revision 4" }).isDisabled()).to.equal(true);
     });
 
     it("pages through the audit trail", async () => {
@@ -606,6 +621,43 @@ describe("console in Chromium", function () {
       await notice.getByText("You were signed out: The API key has been disabled").waitFor();
       expect(await page.evaluate(() => sessionStorage.getItem("tessera.console.admin"))).to.equal(null);
       await screenshot(page, "15-signed-out");
+    });
+
+    it("keeps the definition being edited when the session ends, and signs back in where it was", async () => {
+      await signIn(page, platform.baseUrl, "ann", "ann-secret-1");
+      await page.getByRole("link", { name: "shop" }).click();
+      await page.getByRole("heading", { name: /shop · revision/ }).waitFor();
+      const editor = page.getByLabel("Definition (JSON)");
+      const stored = JSON.parse(await editor.inputValue());
+      const draft = JSON.stringify({ ...stored, description: "half-way through an edit" }, null, 2);
+      await editor.fill(draft);
+      const key = await page.evaluate(
+        () => JSON.parse(sessionStorage.getItem("tessera.console.admin") ?? "{}").apikey,
+      );
+      await call(platform.baseUrl, "POST", "/admin/v1/accounts/acme/@authentication", {
+        body: { apikey: key, disable: true },
+      });
+      await page.getByRole("button", { name: "Check changes (dry run)" }).click();
+      await page.getByRole("alert").getByText("You were signed out").waitFor();
+
+      await page.getByLabel("Account", { exact: true }).fill("acme");
+      await page.getByLabel("Login", { exact: true }).fill("ann");
+      await page.getByLabel("Password", { exact: true }).fill("ann-secret-1");
+      await page.getByLabel("Password", { exact: true }).press("Enter");
+      await page.getByRole("heading", { name: /shop · revision/ }).waitFor();
+      await page.getByRole("status").getByText("Your unsaved changes are back").waitFor();
+      expect(await editor.inputValue()).to.equal(draft);
+
+      await page.getByRole("button", { name: "Discard my changes" }).click();
+      expect(JSON.parse(await editor.inputValue())).to.deep.equal(stored);
+      // Signing out on purpose forgets drafts.
+      await editor.fill(draft);
+      await page.getByRole("button", { name: "Sign out" }).click();
+      await page.getByLabel("Login", { exact: true }).waitFor();
+      const drafts = await page.evaluate(() =>
+        Object.keys(sessionStorage).filter((k) => k.startsWith("tessera.console.draft:")),
+      );
+      expect(drafts).to.deep.equal([]);
     });
 
     it("never puts a key in a URL or in localStorage", async () => {

@@ -3,6 +3,7 @@ import "./styles.css";
 import { render } from "preact";
 import { useMemo } from "preact/hooks";
 import { adminContext } from "./admin-context.ts";
+import { forgetAllDrafts } from "./drafts.ts";
 import { Explorer } from "./explorer/Explorer.tsx";
 import { go, href, useRoute } from "./route.ts";
 import { Admins } from "./screens/Admins.tsx";
@@ -27,7 +28,11 @@ function App() {
     () => admin.session && admin.client && adminContext(admin.session, admin.client),
     [admin.client],
   );
-  const logOut = () => void admin.signOut();
+  // Signing out on purpose forgets unsaved drafts; a session that expired keeps them.
+  const logOut = () => {
+    forgetAllDrafts();
+    void admin.signOut();
+  };
 
   const [first = "projects", ...rest] = route;
   if (first === "explorer") {
@@ -43,7 +48,8 @@ function App() {
         notice={admin.notice}
         onSignedIn={(s) => {
           admin.signIn(s);
-          go("projects");
+          // Back where the session ended (an expiry, a 401), else the projects.
+          if (route.length === 0) go("projects");
         }}
       />
     );

@@ -2,7 +2,8 @@
  * A project's definition as JSON: a dry run shows what would change (or the
  * problems, at their paths) before anything is applied; Apply sends If-Match with
  * the ETag of what was loaded, so someone else's change is never overwritten
- * unseen (412: reload, or compare against theirs).
+ * unseen (412: reload, or compare against theirs). Unsaved text is kept as a draft
+ * per project (drafts.ts) across an expired session, a 401 or a reload.
  */
 import { useLayoutEffect, useRef, useState } from "preact/hooks";
 import type { AdminContext } from "../admin-context.ts";
@@ -11,6 +12,7 @@ import { DiffView } from "../components/DiffView.tsx";
 import { Done, ErrorNotice } from "../components/ErrorNotice.tsx";
 import { Field } from "../components/Field.tsx";
 import { useFocusOn } from "../components/focus.ts";
+import { type Draft, draftPlace, readDraft, writeDraft } from "../drafts.ts";
 import { locate } from "../json-location.ts";
 import { go } from "../route.ts";
 import type { LoadedProject } from "./Project.tsx";
@@ -33,8 +35,17 @@ interface Conflict {
   current?: { revision: number; etag: string };
 }
 
+/** The revision the text is edited from: Apply sends its ETag as If-Match. */
+interface Base {
+  etag: string;
+  revision: number;
+}
+
 const pretty = (value: unknown) => JSON.stringify(value, null, 2);
-const revisionOf = (etag: string) => Number(etag.replace(/"/g, ""));
+const baseOf = (project: LoadedProject | undefined): Base | undefined =>
+  project && { etag: project.etag, revision: project.revision };
+const draftBase = (draft: Draft): Base | undefined =>
+  draft.baseEtag === undefined ? undefined : { etag: draft.baseEtag, revision: draft.baseRevision ?? 0 };
 
 export function DefinitionEditor(props: {
   context: AdminContext;
@@ -44,7 +55,8 @@ export function DefinitionEditor(props: {
   const { context, project } = props;
   const [name, setName] = useState("");
   const [text, setText] = useState(pretty(project?.definition ?? NEW_PROJECT));
-  const [etag, setEtag] = useState(project?.etag);
+  const [base, setBase] = useState(baseOf(project));
+  const [restored, setRestored] = useState<Draft>();
   const [dryRun, setDryRun] = useState<DryRun>();
   const [problems, setProblems] = useState<Problem[]>([]);
   const [error, setError] = useState<unknown>();
@@ -57,21 +69,52 @@ export function DefinitionEditor(props: {
   useFocusOn(diffRef, dryRun);
   useFocusOn(conflictRef, conflict);
 
+  const place = draftPlace(context.session.account, project?.name);
+  const loadedText = pretty(project?.definition ?? NEW_PROJECT);
+
   // A newly loaded revision (after Apply, a rollback or a reload) or another project replaces
   // the text — before the browser paints or takes a keystroke, so nothing typed into it is
-  // wiped afterwards, and one project's text is never applied to another.
+  // wiped afterwards, and one project's text is never applied to another. This project's
+  // unsaved draft, if any, comes back with the revision it was edited from.
   useLayoutEffect(() => {
-    if (!project) return;
-    setText(pretty(project.definition));
-    setEtag(project.etag);
+    const draft = readDraft(place);
+    if (draft && draft.text !== loadedText) {
+      setText(draft.text);
+      setBase(draftBase(draft));
+      setRestored(draft);
+    } else {
+      setText(loadedText);
+      setBase(baseOf(project));
+      setRestored(undefined);
+    }
     setDryRun(undefined);
     setProblems([]);
     setConflict(undefined);
   }, [project?.name, project?.etag]);
 
+  /** The text as typed, kept as this project's draft while it differs from what was loaded. */
+  function edit(value: string, from: Base | undefined = base) {
+    setText(value);
+    writeDraft(
+      place,
+      value === loadedText && from?.etag === project?.etag
+        ? undefined
+        : { baseEtag: from?.etag, baseRevision: from?.revision, text: value },
+    );
+  }
+
+  const discardDraft = () => {
+    writeDraft(place, undefined);
+    setText(loadedText);
+    setBase(baseOf(project));
+    setRestored(undefined);
+    setDryRun(undefined);
+    setConflict(undefined);
+  };
+
   const projectName = project?.name ?? name;
   const projectPath = `${context.accountPath}/projects/${seg(projectName)}`;
-  const ifMatch = (): Record<string, string> => (etag ? { "if-match": etag } : {});
+  const ifMatch = (): Record<string, string> => (base ? { "if-match": base.etag } : {});
 
   function parsed(): unknown {
     try {
@@ -92,7 +135,7 @@ export function DefinitionEditor(props: {
       if (err instanceof ApiFailure && err.status === 412) {
         // The dry run was against a revision that is gone: Apply waits for a new one.
         setDryRun(undefined);
-        setConflict({ loadedRevision: etag ? revisionOf(etag) : undefined });
+        setConflict({ loadedRevision: base?.revision });
       } else {
         if (err instanceof ApiFailure) setProblems(err.problems);
         setError(err);
@@ -120,6 +163,8 @@ export function DefinitionEditor(props: {
         headers: ifMatch(),
       });
       setDryRun(undefined);
+      writeDraft(place, undefined);
+      setRestored(undefined);
       setDone(`Stored revision ${r.body.revision}: ${r.body.summary}`);
       if (!project) go("projects", projectName);
       else props.onStored();
@@ -130,7 +175,9 @@ export function DefinitionEditor(props: {
     run(async () => {
       const current = await context.client.call<LoadedProject>("GET", projectPath);
       const currentEtag = current.headers.get("etag") ?? "";
-      setEtag(currentEtag);
+      const theirs = { etag: currentEtag, revision: current.body.revision };
+      setBase(theirs);
+      edit(text, theirs);
       setConflict({
         loadedRevision: conflict?.loadedRevision,
         current: { revision: current.body.revision, etag: currentEtag },
@@ -153,10 +200,16 @@ export function DefinitionEditor(props: {
     const area = editor.current;
     if (!area) return;
     area.focus();
-    if (span) area.setSelectionRange(span.offset, span.offset + span.length);
+    if (!span) return;
+    area.setSelectionRange(span.offset, span.offset + span.length);
+    // Selecting does not scroll a textarea: bring the problem's line into view.
+    const lineHeight = Number.parseFloat(getComputedStyle(area).lineHeight) || 18;
+    area.scrollTop = Math.max(0, (span.line - 3) * lineHeight);
   }
 
-  const canApply = !context.readOnly && dryRun?.text === text && !busy && (project || name);
+  const changesSomething = dryRun !== undefined && dryRun.diff.summary !== "no changes";
+  const canApply =
+    !context.readOnly && dryRun?.text === text && changesSomething && !busy && (project || name);
   return (
     <div class="editor">
       {!project && (
@@ -179,19 +232,39 @@ export function DefinitionEditor(props: {
           rows={24}
           value={text}
           readOnly={context.readOnly}
-          onInput={(e) => setText((e.target as HTMLTextAreaElement).value)}
+          onInput={(e) => edit((e.target as HTMLTextAreaElement).value)}
         />
       </div>
+      {restored && (
+        <div class="notice info" role="status">
+          <p>
+            Your unsaved changes are back
+            {restored.baseRevision !== undefined ? `, edited from revision ${restored.baseRevision}` : ""}
+            {project && restored.baseEtag !== undefined && restored.baseEtag !== project.etag
+              ? `; the project has changed since (revision ${project.revision}), so Apply will ask you to compare first`
+              : ""}
+            .
+          </p>
+          {!context.readOnly && (
+            <button type="button" onClick={discardDraft}>
+              Discard my changes
+            </button>
+          )}
+        </div>
+      )}
       {!context.readOnly && (
         <div class="actions">
           <button type="button" onClick={check} disabled={busy}>
             Check changes (dry run)
           </button>
           <button type="button" class="primary" onClick={apply} disabled={!canApply}>
-            Apply{etag ? ` (If-Match ${etag})` : ""}
+            {base ? `Apply over revision ${base.revision}` : "Apply"}
           </button>
           {dryRun && dryRun.text !== text && (
             <span class="hint">The text changed since the dry run: check again.</span>
+          )}
+          {dryRun && dryRun.text === text && !changesSomething && (
+            <span class="hint">The dry run found nothing to change.</span>
           )}
         </div>
       )}
