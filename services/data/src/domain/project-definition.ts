@@ -102,11 +102,27 @@ const eventSchema = z.strictObject({
   code: scriptCode,
 });
 
+/** Formats a version may answer GETs in by default (CSV is asked per request: not every answer has one). */
+export const VERSION_RESPONSE_FORMATS = ["json", "jsonObject", "xml"] as const;
+export type VersionResponseFormat = (typeof VERSION_RESPONSE_FORMATS)[number];
+
+/** An XML element name with no prefix that XML reserves nothing of (no leading `xml`). */
+const xmlElementName = z
+  .string()
+  .regex(
+    /^(?![Xx][Mm][Ll])[A-Za-z_][A-Za-z0-9_.-]{0,99}$/,
+    "must be an XML name: [A-Za-z_][A-Za-z0-9_.-]{0,99}, not starting with 'xml'",
+  );
+
 const versionSchema = z.strictObject({
   resources: z.record(name, customResourceSchema).default({}),
   events: z.array(eventSchema).max(50).optional(),
   /** Entries of `libraries` loaded before the version's JavaScript resources and events. */
   libraries: z.array(name).max(50).optional(),
+  /** GET answers' format when a request names none (the original's "Default response format"). */
+  defaultResponseFormat: z.enum(VERSION_RESPONSE_FORMATS).optional(),
+  /** The root element of XML answers (the original's "XML Document Root Element Tag Name"). */
+  xmlRootElement: xmlElementName.optional(),
 });
 
 const roleTableSchema = z.strictObject({

@@ -80,8 +80,9 @@ export const PARAMETERS: Record<string, Json> = {
   responseformat: {
     name: "responseformat",
     in: "query",
-    description: "The answer's format; beats the format headers. Errors are always JSON.",
-    schema: { type: "string", enum: [...RESPONSE_FORMATS], default: "json" },
+    description:
+      "The answer's format; beats the format headers, which beat the API version's default (JSON unless the version sets another). `jsonObject` puts the JSON answer under `data`. Errors are always JSON.",
+    schema: { type: "string", enum: [...RESPONSE_FORMATS] },
   },
   ...Object.fromEntries(
     FORMAT_HEADERS.map((name) => [
