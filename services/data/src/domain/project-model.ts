@@ -448,6 +448,9 @@ function compileRoles(
 
 function checkAuthentication(definition: ProjectDefinition, { lost, report }: Context): void {
   const auth = definition.authentication;
+  if (auth.provider === "oidc" && !auth.oidc && !lost.has(["authentication", "oidc"]))
+    report(["authentication", "oidc"], "an oidc provider needs 'oidc' (issuer, audience, …)");
+  if (auth.provider !== "oidc" && auth.oidc) report(["authentication", "oidc"], "only for provider 'oidc'");
   if (auth.provider !== "custom") return;
   if (!auth.library) report(["authentication", "library"], "a custom provider needs 'library'");
   else if (!Object.hasOwn(definition.libraries, auth.library) && !lost.has(["libraries", auth.library])) {

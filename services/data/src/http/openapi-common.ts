@@ -4,6 +4,7 @@
  * endpoints and `@authentication`. The per-resource parts are in openapi.ts.
  */
 
+import type { AuthenticationDefinition } from "../domain/project-definition.ts";
 import { PAGESIZE_DEFAULT, PAGESIZE_MAX } from "../domain/query-params.ts";
 import { ACTIONS } from "../domain/writer.ts";
 import { FORMAT_HEADERS, RESPONSE_FORMATS } from "./response-format.ts";
@@ -303,12 +304,20 @@ export const COMMON_SCHEMAS: Record<string, Json> = {
   },
 };
 
-/** The login body: the built-in provider's fields, or a custom provider's own (see `GET @authentication`). */
-export function credentialsSchema(provider: "builtin" | "custom"): Json {
+/** The login body: the built-in provider's fields, an `oidc` provider's token, or a custom provider's own (see `GET @authentication`). */
+export function credentialsSchema(provider: AuthenticationDefinition["provider"]): Json {
   const passwordChange = {
     newPassword: { type: "string", description: "With `?enablePasswordChange!`: the new password." },
     new_password: { type: "string", description: "Another name for `newPassword`." },
   };
+  if (provider === "oidc") {
+    const token = (what: string) => ({ type: "string", format: "password", description: `${what} (a JWT).` });
+    return {
+      type: "object",
+      description: "A token of the project's OpenID Connect issuer: `id_token` or `access_token`, not both.",
+      properties: { id_token: token("An ID token"), access_token: token("An access token") },
+    };
+  }
   if (provider === "custom") {
     return {
       type: "object",
@@ -390,7 +399,7 @@ const listOf = (properties: Json, required: string[]) => ({
 
 /** Paths of the meta endpoints and `@authentication`, relative to the version's URL. */
 export function metaPaths(options: {
-  provider: "builtin" | "custom";
+  provider: AuthenticationDefinition["provider"];
   keyed: Json[];
   docsSecurity: Json[];
 }): Json {
