@@ -492,10 +492,23 @@ export function metaPaths(options: {
         ...meta,
         operationId: "apiDocs",
         summary: "This document",
-        description: "Shows what the key may do; a role with `apiDocs` sees everything.",
+        description:
+          "Shows what the key may do; a role with `apiDocs` sees everything. OpenAPI 3.1, or Swagger 2.0 with `format=swagger2` (or `Accept: application/swagger+json`).",
         security: options.docsSecurity,
+        parameters: [
+          {
+            name: "format",
+            in: "query",
+            description:
+              "The document's format: OpenAPI 3.1 (`openapi3`, the default) or Swagger 2.0 (`swagger2`).",
+            schema: { type: "string", enum: ["openapi3", "swagger2"] },
+          },
+        ],
         responses: {
-          "200": { description: "An OpenAPI 3.1 document.", content: json({ type: "object" }) },
+          "200": {
+            description: "An OpenAPI 3.1 or Swagger 2.0 document.",
+            content: json({ type: "object" }),
+          },
           ...READ_ERRORS,
         },
       },

@@ -21,7 +21,7 @@ import type { WriteLoop } from "../store/tenant-rows.ts";
 import type { TenantStore } from "../store/tenant-store.ts";
 import { callerAccess, keyAccess } from "./access-view.ts";
 import { answerCsvColumns } from "./answer-csv-columns.ts";
-import { apiDocument } from "./api-docs.ts";
+import { apiDocument, docsFormat } from "./api-docs.ts";
 import { resourceCsvColumns } from "./csv-columns.ts";
 import {
   describeJavaScriptResource,
@@ -111,6 +111,8 @@ export function restRouter(deps: RestDeps): Router {
     const keyed = anonymous ? undefined : await resolveProjectRequest(ctx, deps);
     const r: PublicRequest = (anonymous ?? keyed)!;
     requireJson(ctx, r.params, "@docs");
+    ctx.vary("Accept");
+    const format = docsFormat(single(r.params, "format"), (types) => ctx.accepts(types));
     // application/json, not the OpenAPI media type: `lac schema openapi` parses only the former.
     ctx.type = "application/json";
     ctx.body = apiDocument({
@@ -119,6 +121,7 @@ export function restRouter(deps: RestDeps): Router {
       addressing: r.addressing,
       principal: keyed?.principal,
       authSchemes: deps.authSchemes,
+      format,
     });
   });
 
