@@ -48,15 +48,18 @@ export interface OidcKeysOptions {
 
 export interface KeySet {
   getKey: JWTVerifyGetKey;
-  /** Fetched for the very call that asked (a refetch could find nothing newer). */
+  /** Fetched for the very call that asked (fetching again could find nothing newer). */
   fresh: boolean;
 }
 
 export interface OidcKeys {
   /** The key set: the kept one while it is fresh, else fetched. */
   current(): Promise<KeySet>;
-  /** The key set fetched again for an unknown `kid`, or undefined when the last such fetch is too recent. */
-  refetch(): Promise<KeySet | undefined>;
+  /**
+   * The key set fetched again for an unknown `kid`; when the last such fetch
+   * is too recent, the newest set without a fetch (`fresh: false`).
+   */
+  refetch(): Promise<KeySet>;
 }
 
 /** How long a response may be kept, from its `Cache-Control`. */
@@ -141,6 +144,10 @@ export function createOidcKeys(options: OidcKeysOptions): OidcKeys {
       async reload(): Promise<T> {
         return (await reload()).value;
       },
+      /** The newest value: the one a fetch under way brings, else the kept one (fresh or not), else a fetch. */
+      async latest(): Promise<T> {
+        return (await (loading ?? (value ? Promise.resolve(value) : reload()))).value;
+      },
     };
   }
 
@@ -174,7 +181,8 @@ export function createOidcKeys(options: OidcKeysOptions): OidcKeys {
       return { getKey: value, fresh };
     },
     async refetch() {
-      if (now() - lastRefetch < refetchIntervalMs) return undefined;
+      // Too soon after the last one: no fetch, but what another login's refetch brought (or is bringing).
+      if (now() - lastRefetch < refetchIntervalMs) return { getKey: await keySet.latest(), fresh: false };
       lastRefetch = now();
       return { getKey: await keySet.reload(), fresh: true };
     },

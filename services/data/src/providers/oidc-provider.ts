@@ -95,7 +95,6 @@ export function createOidcProvider(options: OidcProviderOptions): AuthProvider {
     } catch (e) {
       if (!(e instanceof joseErrors.JWKSNoMatchingKey) || keySet.fresh) throw e;
       const again = await keys.refetch();
-      if (!again) throw e;
       return (await jwtVerify(token, again.getKey, { ...verifyOptions, currentDate: new Date(now()) }))
         .payload;
     }

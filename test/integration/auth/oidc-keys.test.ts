@@ -1,9 +1,12 @@
 /**
- * The `oidc` provider reaches its issuer only through the sandbox's egress
- * policy, as custom providers do: against a real issuer process on loopback,
+ * The `oidc` provider's fetches of its issuer's keys, against a real issuer
+ * process on loopback. Egress: it reaches the issuer only through the sandbox's
+ * egress policy, as custom providers do: against a real issuer process on loopback,
  * without the operator's loopback allowance nothing is fetched and the login
  * cannot be decided (503/5031, not a failed login); an issuer name that
- * resolves to a private address is refused whatever the allowance.
+ * resolves to a private address is refused whatever the allowance. Rotation:
+ * logins that arrive together with a token of a newly published key share one
+ * fetch of the key set, and all succeed.
  */
 import { expect } from "chai";
 import { createOidcKeys } from "../../../services/data/src/providers/oidc-keys.ts";
@@ -12,7 +15,7 @@ import { ApiError } from "../../../shared/errors.ts";
 import { type OidcIssuer, startOidcIssuer } from "../../support/oidc-issuer.ts";
 import { memoryLogger } from "../../unit/sandbox/support.ts";
 
-describe("oidc provider egress", () => {
+describe("oidc issuer keys", () => {
   let issuer: OidcIssuer;
   before(async () => {
     issuer = await startOidcIssuer();
@@ -87,5 +90,25 @@ describe("oidc provider egress", () => {
     );
     expect([err.statusCode, err.errorCode]).to.deep.equal([503, 5031]);
     expect(await issuer.stats()).to.deep.equal(before);
+  });
+  it("logins that arrive together after a key rotation share one fetch and all succeed (50 rounds)", async () => {
+    const exp = () => Math.floor(Date.now() / 1000) + 60;
+    for (let round = 0; round < 50; round++) {
+      const p = provider(true);
+      const login = async () =>
+        p.authenticate({
+          payload: { id_token: await issuer.sign({ sub: `u${round}`, aud: "aud", exp: exp() }) },
+          enablePasswordChange: false,
+        });
+      expect(await login()).to.include({ ok: true });
+      await issuer.rotate();
+      const before = (await issuer.stats()).jwks;
+      const verdicts = await Promise.all(Array.from({ length: 6 }, login));
+      expect(
+        verdicts.map((v) => v.ok),
+        `round ${round}`,
+      ).to.deep.equal(Array(6).fill(true));
+      expect((await issuer.stats()).jwks - before, `round ${round}`).to.equal(1);
+    }
   });
 });
