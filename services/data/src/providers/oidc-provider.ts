@@ -16,7 +16,7 @@ import { errors } from "../../../../shared/errors.ts";
 import type { OidcDefinition } from "../domain/project-definition.ts";
 import { isPlainObject } from "../domain/values.ts";
 import type { SandboxLogger } from "../sandbox/index.ts";
-import { IssuerUnavailableError, type OidcKeys } from "./oidc-keys.ts";
+import { IssuerUnavailableError, type KeySet, type OidcKeys } from "./oidc-keys.ts";
 import type { AuthProvider, LoginInfo, ProviderVerdict } from "./provider.ts";
 
 const FAILED: ProviderVerdict = { ok: false, message: GENERIC_LOGIN_FAILURE };
@@ -88,15 +88,14 @@ export function createOidcProvider(options: OidcProviderOptions): AuthProvider {
 
   /** Verifies with the kept keys; an unknown `kid` fetches the key set once more (rate-limited). */
   async function verify(token: string): Promise<JWTPayload> {
+    const withKeys = async ({ getKey }: KeySet) =>
+      (await jwtVerify(token, getKey, { ...verifyOptions, currentDate: new Date(now()) })).payload;
     const keySet = await keys.current();
     try {
-      return (await jwtVerify(token, keySet.getKey, { ...verifyOptions, currentDate: new Date(now()) }))
-        .payload;
+      return await withKeys(keySet);
     } catch (e) {
       if (!(e instanceof joseErrors.JWKSNoMatchingKey) || keySet.fresh) throw e;
-      const again = await keys.refetch();
-      return (await jwtVerify(token, again.getKey, { ...verifyOptions, currentDate: new Date(now()) }))
-        .payload;
+      return await withKeys(await keys.refetch());
     }
   }
 
