@@ -24,7 +24,7 @@ export interface ProjectSettings {
   revision: number;
   versions: string[];
   roles: string[];
-  provider: "builtin" | "custom";
+  provider: "builtin" | "custom" | "oidc";
   /** Project key lifetime (default 3600 s). */
   keyLifetimeSeconds: number;
   /**

@@ -45,7 +45,7 @@ const projectSettings = {
   revision: integer(1),
   versions: eachLike(version, 0),
   roles: eachLike("Full access", 0),
-  provider: regex(/^(builtin|custom)$/, "builtin"),
+  provider: regex(/^(builtin|custom|oidc)$/, "builtin"),
   keyLifetimeSeconds: integer(3600),
   // The built-in provider's: the lock-out counts failures per username.
   identityFields: eachLike("username"),
@@ -109,6 +109,24 @@ describe("contract: auth service → data service internal API (consumer)", () =
         .executeTest(async (mock) => {
           const answer = await client(mock).settings(account, customProject.name, "contract-request-1");
           expect(answer?.identityFields).to.deep.equal(customProject.identityFields);
+        });
+    });
+
+    it("an oidc provider's project: its provider, and no identity fields (a token names no account)", async () => {
+      const { identityFields: _, ...withoutFields } = projectSettings;
+      const settings = { ...withoutFields, name: FIXTURE.oidcProject.name, provider: "oidc" };
+      await pact
+        .addInteraction()
+        .given(STATES.oidcProject)
+        .uponReceiving("a request for the settings of an oidc provider's project")
+        .withRequest("GET", `${projectPath(account, FIXTURE.oidcProject.name)}/settings`, (b) =>
+          b.headers(serviceHeaders),
+        )
+        .willRespondWith(200, (b) => b.jsonBody(settings))
+        .executeTest(async (mock) => {
+          const answer = await client(mock).settings(account, FIXTURE.oidcProject.name, "contract-request-1");
+          expect(answer).to.deep.include({ provider: "oidc" });
+          expect(answer?.identityFields).to.equal(undefined);
         });
     });
 
@@ -497,7 +515,7 @@ describe("contract: auth service → data service internal API (consumer)", () =
       expect(pactJson.consumer.name).to.equal(CONSUMER);
       expect(pactJson.provider.name).to.equal(PROVIDER);
       expect(pactJson.metadata.pactSpecification.version).to.match(/^4\./);
-      expect(pactJson.interactions).to.have.length(20);
+      expect(pactJson.interactions).to.have.length(21);
       expect(pactJson.interactions.map((i) => i.description)).to.not.include(
         "a header check that must not be written to the pact",
       );

@@ -132,6 +132,12 @@ describe("contract: data service internal API (provider)", () => {
       });
       ensure(await admin.putProject(account, name, definition), `PUT project ${account}/${name}`);
     },
+    [STATES.oidcProject]: async () => {
+      ensure(await admin.putAccount(account), `PUT account ${account}`);
+      const { name, issuer, audience } = FIXTURE.oidcProject;
+      const definition = demoProject({ authentication: { provider: "oidc", oidc: { issuer, audience } } });
+      ensure(await admin.putProject(account, name, definition), `PUT project ${account}/${name}`);
+    },
     [STATES.acmeWithAdmin]: async () => {
       ensure(await admin.putAccount(account), `PUT account ${account}`);
       const { login, password, role } = FIXTURE.admin;

@@ -31,6 +31,7 @@ export const STATES = {
   noMissingProject: "no project acme/missing",
   customWithIdentityFields:
     "project acme/mailers has a custom provider that declares its identity field email",
+  oidcProject: "project acme/federated has an oidc provider",
   acmeWithAdmin: "account acme exists with admin ann",
   noMissingAccount: "no account nowhere",
 } as const;
@@ -43,6 +44,8 @@ export const FIXTURE = {
   missingProject: "missing",
   /** A custom provider's project that declares `authentication.identityFields`. */
   customProject: { name: "mailers", identityFields: ["email"] },
+  /** A project whose logins are tokens of an OpenID Connect issuer (`provider: "oidc"`). */
+  oidcProject: { name: "federated", issuer: "https://login.example.com/realms/acme", audience: "tessera" },
   missingVersion: "v9",
   alice: {
     username: "alice",

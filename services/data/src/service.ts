@@ -22,6 +22,7 @@ import { checkFilterText } from "./domain/filter-check.ts";
 import { parseProjectDefinition } from "./domain/project-definition.ts";
 import { compileProject } from "./domain/project-model.ts";
 import { createCustomProviderFactory } from "./providers/custom-provider-factory.ts";
+import { createOidcProviderFactory } from "./providers/oidc-provider-factory.ts";
 import { createProviderRegistry } from "./providers/provider-registry.ts";
 import { createLogic } from "./rules/index.ts";
 import { createScriptRunner } from "./scripts/script-runner.ts";
@@ -177,7 +178,12 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
     tenants,
     writeLoop,
     projects,
-    providers: createProviderRegistry({ meta, hasher, custom: custom.providerFor }),
+    providers: createProviderRegistry({
+      meta,
+      hasher,
+      custom: custom.providerFor,
+      oidc: createOidcProviderFactory({ allowLoopback: config.SANDBOX_ALLOW_LOOPBACK_FETCH, logger }),
+    }),
     hasher,
     checkFilter: checkFilterText,
     checkModel: logic.checkModel,

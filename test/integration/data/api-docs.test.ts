@@ -4,7 +4,9 @@
  * 2020-12; requests generated from the document (paths and bodies sampled from
  * its schemas) are accepted, and real answers match its schemas. The document
  * shows what the key may do; a role with `apiDocs` sees everything; a project
- * may publish it to callers without a key.
+ * may publish it to callers without a key. On request (`?format=swagger2` or
+ * `Accept: application/swagger+json`) the same view comes as Swagger 2.0,
+ * validated by the same validator.
  */
 import { compileErrors, validate } from "@readme/openapi-parser";
 import { Ajv2020 } from "ajv/dist/2020.js";
@@ -63,6 +65,17 @@ async function expectValidDocument(doc: Json): Promise<Ajv2020> {
     expect(ajv.getSchema(`doc#/components/schemas/${name}`), name).to.be.a("function");
   }
   return ajv;
+}
+
+/** The document must be valid Swagger 2.0 (the validator checks it against the 2.0 schema and resolves every $ref). */
+async function expectValidSwagger2(doc: Json): Promise<void> {
+  const result = await validate(structuredClone(doc) as Parameters<typeof validate>[0]);
+  expect(result.valid, result.valid ? "" : compileErrors(result)).to.equal(true);
+  expect(doc.swagger).to.equal("2.0");
+  // No OpenAPI 3 parts left behind, anywhere (a $ref to components would not resolve in 2.0).
+  expect(JSON.stringify(doc)).to.not.match(
+    /#\/components\/|"(anyOf|oneOf|prefixItems|const|requestBody|nullable)":/,
+  );
 }
 
 /** Checks an answer against the schema the document gives for it. */
@@ -330,6 +343,76 @@ describe("API documents (@docs)", () => {
     expect(before.paths).to.not.have.property("/supplier");
     expect(Object.keys(after.paths["/supplier"])).to.have.members(["get", "post", "put"]);
     expect(after.info.version).to.not.equal(before.info.version);
+  });
+
+  describe("as Swagger 2.0", () => {
+    it("?format=swagger2 answers a valid Swagger 2.0 document with definitions and basePath", async () => {
+      const r = await demo.get(keys.full, "@docs?format=swagger2");
+      expect(r.status).to.equal(200);
+      expect(r.headers.get("content-type")).to.equal("application/json; charset=utf-8");
+      const doc = r.body as Json;
+      await expectValidSwagger2(doc);
+      const url = new URL(platform.baseUrl);
+      expect([doc.host, doc.basePath, doc.schemes]).to.deep.equal([url.host, "/rest/acme/demo/v1", ["http"]]);
+      expect(doc.definitions["row.customer"].properties.region).to.deep.include({
+        type: "string",
+        "x-nullable": true,
+      });
+      expect(doc.paths["/customer"].post.parameters.find((p: Json) => p.in === "body").required).to.equal(
+        true,
+      );
+      expect(doc.paths["/customer"].get.produces).to.have.members([
+        "application/json",
+        "text/csv",
+        "application/xml",
+      ]);
+      expect(doc.parameters.filter).to.deep.include({ type: "array", collectionFormat: "multi" });
+      expect(doc.paths["/line/{key}"].parameters[0]).to.deep.include({
+        type: "array",
+        collectionFormat: "csv",
+      });
+      expect(doc.securityDefinitions.apiKey).to.deep.include({
+        type: "apiKey",
+        in: "header",
+        name: "Authorization",
+      });
+    });
+
+    it("has the same paths and schemas as the OpenAPI 3.1 document of the same view", async () => {
+      for (const key of [keys.full, keys.west, keys.clerk]) {
+        const openApi = (await docOf(key)).body as Json;
+        const swagger = (await demo.get(key, "@docs?format=swagger2")).body as Json;
+        await expectValidSwagger2(swagger);
+        expect(Object.keys(swagger.paths)).to.deep.equal(Object.keys(openApi.paths));
+        expect(Object.keys(swagger.definitions)).to.deep.equal(Object.keys(openApi.components.schemas));
+      }
+      const west = (await demo.get(keys.west, "@docs?format=swagger2")).body as Json;
+      expect(Object.keys(west.definitions["row.customer"].properties)).to.have.members([
+        "@metadata",
+        "name",
+        "balance",
+        "region",
+      ]);
+      expect(west.paths).to.not.have.property("/purchaseorder");
+    });
+
+    it("is what Accept: application/swagger+json asks for; the parameter wins; OpenAPI 3.1 otherwise", async () => {
+      const accepted = await demo.get(keys.full, "@docs", { accept: "application/swagger+json" });
+      expect(accepted.body.swagger).to.equal("2.0");
+      expect(accepted.headers.get("vary")).to.contain("Accept");
+      const asked = await demo.get(keys.full, "@docs?format=openapi3", {
+        accept: "application/swagger+json",
+      });
+      expect(asked.body.openapi).to.equal("3.1.0");
+      const plain = await demo.get(keys.full, "@docs", { accept: "application/json, */*;q=0.1" });
+      expect(plain.body.openapi).to.equal("3.1.0");
+    });
+
+    it("an unknown format is 400/4001", async () => {
+      const r = await demo.get(keys.full, "@docs?format=raml");
+      expect([r.status, r.body.errorCode]).to.deep.equal([400, 4001]);
+      expect(r.body.errorMessage).to.contain("openapi3, swagger2");
+    });
   });
 
   it("answers only JSON", async () => {

@@ -1,8 +1,9 @@
 /**
- * CSV and XML answers of the data API, through the gateway against the real
- * stores, read back with strict parsers: format negotiation (URL parameter,
- * the original product's headers), hostile values and names, nested resources,
- * paging, column security, errors that stay JSON and writes that refuse them.
+ * CSV, XML and "JSON Object" answers of the data API, through the gateway
+ * against the real stores, read back with strict parsers: format negotiation
+ * (URL parameter, the original product's headers, the version's default),
+ * hostile values and names, nested resources, paging, column security, the
+ * version's XML root element, errors that stay JSON and writes that refuse them.
  */
 import { expect } from "chai";
 import { parse } from "csv-parse/sync";
@@ -37,10 +38,14 @@ function formatsProject() {
       Customer: { table: "customer", via: "customer", attributes: { Name: "name", Region: "region" } },
     },
   };
+  // The same tables, answered as "JSON Object" by default; and as XML under a root element of its own.
+  const apiVersions = def.apiVersions as Record<string, unknown>;
+  apiVersions.objects = { defaultResponseFormat: "jsonObject" };
+  apiVersions.feed = { defaultResponseFormat: "xml", xmlRootElement: "CustomerFeed" };
   return def;
 }
 
-describe("response formats (CSV, XML)", () => {
+describe("response formats (CSV, XML, JSON Object)", () => {
   let platform: Platform;
   let demo: ReturnType<typeof projectClient>;
   let full: string;
@@ -123,13 +128,79 @@ describe("response formats (CSV, XML)", () => {
     it("an unknown format or conflicting headers are 400/4001, in JSON", async () => {
       for (const [path, headers] of [
         ["customer?responseformat=yaml", {}],
-        ["customer?responseformat=jsonObject", {}],
         ["customer", { "X-CALiveAPICreator-ResponseFormat": "html" }],
         ["customer", { "X-CALiveAPICreator-ResponseFormat": "csv", "X-EspressoLogic-ResponseFormat": "xml" }],
       ] as [string, Record<string, string>][]) {
         const r = await get(full, path, headers);
         expect([r.status, r.body.errorCode], path).to.deep.equal([400, 4001]);
         expect(r.headers.get("content-type")).to.match(/^application\/json/);
+      }
+    });
+  });
+
+  describe("JSON Object", () => {
+    it("puts the records under 'data' for ?responseformat=jsonObject or a header, in any letter case", async () => {
+      const plain = await get(full, "customer?pagesize=2");
+      for (const [path, headers] of [
+        ["customer?pagesize=2&responseformat=jsonObject", {}],
+        ["customer?pagesize=2", { "X-CALiveAPICreator-ResponseFormat": "JSONOBJECT" }],
+      ] as [string, Record<string, string>][]) {
+        const r = await get(full, path, headers);
+        expect(r.status, path).to.equal(200);
+        expect(r.headers.get("content-type")).to.equal("application/json; charset=utf-8");
+        expect(Object.keys(r.body)).to.deep.equal(["data"]);
+        // The page as JSON answers it, next_batch entry included (which keeps the format).
+        expect(r.body.data.slice(0, -1)).to.deep.equal(plain.body.slice(0, -1));
+        expect(r.body.data.at(-1)["@metadata"].next_batch).to.be.a("string");
+      }
+    });
+
+    it("is the answer of a version whose defaultResponseFormat is jsonObject; a request may still ask for json", async () => {
+      const objects = projectClient(platform.baseUrl, "acme", "demo", "objects");
+      const wrapped = await objects.get(full, "customer/Alpha");
+      expect(wrapped.body.data[0].name).to.equal("Alpha");
+      const meta = await objects.get(full, "@tables");
+      expect(meta.body.data.map((t: { name: string }) => t.name)).to.include("customer");
+      const asked = await objects.get(full, "customer/Alpha?responseformat=json");
+      expect(asked.body[0].name).to.equal("Alpha");
+    });
+
+    it("leaves writes and errors as they are under a jsonObject default", async () => {
+      const objects = projectClient(platform.baseUrl, "acme", "demo", "objects");
+      const post = await objects.post(full, "customer", { name: "Objected" });
+      expect(post.status).to.equal(201);
+      expect(post.body.txsummary[0].name).to.equal("Objected");
+      const missing = await objects.get(full, "nothing");
+      expect([missing.status, missing.body.errorCode]).to.deep.equal([404, 4041]);
+      expect(missing.body.data).to.equal(undefined);
+    });
+  });
+
+  describe("XML root element", () => {
+    it("is the version's xmlRootElement, and XML its default answer", async () => {
+      const feed = projectClient(platform.baseUrl, "acme", "demo", "feed");
+      const r = await feed.get(full, "customer/Alpha");
+      expect(r.headers.get("content-type")).to.equal("application/xml; charset=utf-8");
+      const root = parseXml(r.body);
+      expect(root.name).to.equal("CustomerFeed");
+      expect(child(childrenNamed(root, "item")[0]!, "name").text).to.equal("Alpha");
+      expect(parseXml((await feed.get(full, "@tables/customer")).body).name).to.equal("CustomerFeed");
+      expect((await feed.get(full, "customer/Alpha?responseformat=json")).body[0].name).to.equal("Alpha");
+    });
+
+    it("a version's xmlRootElement or defaultResponseFormat that cannot be one is refused with the definition", async () => {
+      const admin = adminClient(platform.baseUrl, platform.adminToken);
+      for (const [option, value] of [
+        ["xmlRootElement", "1st"],
+        ["xmlRootElement", "xml-feed"],
+        ["xmlRootElement", "a b"],
+        ["defaultResponseFormat", "csv"],
+      ]) {
+        const def = formatsProject();
+        (def.apiVersions as Record<string, Record<string, unknown>>).v1![option!] = value;
+        const r = await admin.putProject("acme", "refused", def);
+        expect([r.status, r.body.errorCode], `${option} ${value}`).to.deep.equal([400, 4001]);
+        expect(JSON.stringify(r.body.problems)).to.contain(`$.apiVersions.v1.${option}`);
       }
     });
   });

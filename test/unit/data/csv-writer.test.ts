@@ -60,6 +60,26 @@ describe("CSV writer", () => {
     ]);
   });
 
+  for (const [name, lineBreak] of [
+    ["LF", "\n"],
+    ["CR", "\r"],
+    ["CRLF", "\r\n"],
+  ] as const) {
+    it(`quotes a field holding a bare ${name}, so a reader that splits records on LF keeps the record whole`, () => {
+      const value = `line1${lineBreak}line2`;
+      const csv = toCsv(columns("id", "notes"), [{ id: 1, notes: value }]);
+      expect(readCsv(csv)[1]).to.deep.equal([
+        { text: "1", quoted: false },
+        { text: value, quoted: true },
+      ]);
+      const splitOnLf = parse(csv, { record_delimiter: "\n", rtrim: true }) as string[][];
+      expect(splitOnLf.map((record) => record.map((field) => field.replace(/\r$/, "")))).to.deep.equal([
+        ["id", "notes"],
+        ["1", value],
+      ]);
+    });
+  }
+
   it("flattens paths, writes objects and arrays as JSON text, and leaves missing values empty", () => {
     const csv = toCsv(
       [

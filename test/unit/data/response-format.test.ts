@@ -4,9 +4,9 @@ import { parseQueryString } from "../../../services/data/src/domain/query-params
 import { requestedFormat } from "../../../services/data/src/http/response-format.ts";
 import { ApiError } from "../../../shared/errors.ts";
 
-function ask(query: string, headers: Record<string, string> = {}) {
+function ask(query: string, headers: Record<string, string> = {}, fallback?: "json" | "jsonObject" | "xml") {
   const lower = Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]));
-  return requestedFormat(parseQueryString(query), (name) => lower[name.toLowerCase()]);
+  return requestedFormat(parseQueryString(query), (name) => lower[name.toLowerCase()], fallback);
 }
 
 function refusal(query: string, headers: Record<string, string> = {}): ApiError {
@@ -32,6 +32,16 @@ describe("response format negotiation", () => {
     expect(ask("responseformat=csv", { "X-CALiveAPICreator-ResponseFormat": "xml" })).to.equal("csv");
     expect(ask("responseformat=json", { "X-EspressoLogic-ResponseFormat": "csv" })).to.equal("json");
   });
+  it('reads jsonObject (the original\'s "JSON Object") in any letter case', () => {
+    expect(ask("responseformat=jsonObject")).to.equal("jsonObject");
+    expect(ask("", { "X-CALiveAPICreator-ResponseFormat": "JSONOBJECT" })).to.equal("jsonObject");
+  });
+  it("falls back to the version's default format only when the request names none", () => {
+    expect(ask("", {}, "jsonObject")).to.equal("jsonObject");
+    expect(ask("", {}, "xml")).to.equal("xml");
+    expect(ask("responseformat=json", {}, "xml")).to.equal("json");
+    expect(ask("", { "X-EspressoLogic-ResponseFormat": "csv" }, "jsonObject")).to.equal("csv");
+  });
   it("accepts several headers when they agree", () => {
     expect(
       ask("", { "X-CALiveAPICreator-ResponseFormat": "xml", "X-EspressoLogic-ResponseFormat": "Xml" }),
@@ -42,12 +52,12 @@ describe("response format negotiation", () => {
       ["responseformat=yaml", {}],
       ["responseformat=", {}],
       ["responseformat=csv&responseformat=xml", {}],
-      ["", { "X-CALiveAPICreator-ResponseFormat": "jsonObject" }],
+      ["", { "X-CALiveAPICreator-ResponseFormat": "json object" }],
       ["", { "X-CALiveAPICreator-ResponseFormat": "csv", "X-liveapicreatorLogic-ResponseFormat": "json" }],
     ] as [string, Record<string, string>][]) {
       const err = refusal(query, headers);
       expect([err.statusCode, err.errorCode], query + JSON.stringify(headers)).to.deep.equal([400, 4001]);
     }
-    expect(refusal("responseformat=yaml").message).to.contain("json, csv, xml");
+    expect(refusal("responseformat=yaml").message).to.contain("json, jsonObject, csv, xml");
   });
 });

@@ -108,6 +108,13 @@ describe("XML writer", () => {
     expect(next!.children).to.deep.equal([]);
   });
 
+  it("names the root element as asked (a version's xmlRootElement)", () => {
+    const root = parseXml(toXml([{ name: "a" }], "CustomerFeed"));
+    expect(root.name).to.equal("CustomerFeed");
+    expect(root.attributes["xmlns:xsi"]).to.equal("http://www.w3.org/2001/XMLSchema-instance");
+    expect(child(childrenNamed(root, "item")[0]!, "name").text).to.equal("a");
+  });
+
   it("writes values nested deeper than the call stack would allow", () => {
     const depth = 8_000;
     let value: unknown = "bottom";

@@ -8,6 +8,7 @@ import {
   answerProblem,
   collectChecksums,
   requestEventOutcome,
+  thrownRefusal,
   unknownChecksum,
 } from "../../../services/data/src/scripts/script-answers.ts";
 
@@ -86,6 +87,22 @@ describe("script answers", () => {
     expect(answerProblem(null)).to.equal("answered null; expected an array or an object");
     expect(answerProblem(42)).to.equal("answered a number; expected an array or an object");
     expect(answerProblem("x")).to.equal("answered a string; expected an array or an object");
+  });
+
+  describe("a request event that threw", () => {
+    it("refuses with 400/4900 and the thrown message", () => {
+      expect(thrownRefusal("Orders need approval", "'guard'")).to.deep.equal({
+        kind: "refuse",
+        statusCode: 400,
+        errorCode: 4900,
+        errorMessage: "Orders need approval",
+      });
+    });
+
+    it("without a message, refuses with the default message; a long one is cut to 1000 characters", () => {
+      expect(thrownRefusal("  ", "#2").errorMessage).to.equal("Refused by the request event #2");
+      expect(thrownRefusal("x".repeat(1200), "#2").errorMessage).to.have.length(1000);
+    });
   });
 
   describe("checksums", () => {

@@ -102,11 +102,27 @@ const eventSchema = z.strictObject({
   code: scriptCode,
 });
 
+/** Formats a version may answer GETs in by default (CSV is asked per request: not every answer has one). */
+export const VERSION_RESPONSE_FORMATS = ["json", "jsonObject", "xml"] as const;
+export type VersionResponseFormat = (typeof VERSION_RESPONSE_FORMATS)[number];
+
+/** An XML element name with no prefix that XML reserves nothing of (no leading `xml`). */
+const xmlElementName = z
+  .string()
+  .regex(
+    /^(?![Xx][Mm][Ll])[A-Za-z_][A-Za-z0-9_.-]{0,99}$/,
+    "must be an XML name: [A-Za-z_][A-Za-z0-9_.-]{0,99}, not starting with 'xml'",
+  );
+
 const versionSchema = z.strictObject({
   resources: z.record(name, customResourceSchema).default({}),
   events: z.array(eventSchema).max(50).optional(),
   /** Entries of `libraries` loaded before the version's JavaScript resources and events. */
   libraries: z.array(name).max(50).optional(),
+  /** GET answers' format when a request names none (the original's "Default response format"). */
+  defaultResponseFormat: z.enum(VERSION_RESPONSE_FORMATS).optional(),
+  /** The root element of XML answers (the original's "XML Document Root Element Tag Name"). */
+  xmlRootElement: xmlElementName.optional(),
 });
 
 const roleTableSchema = z.strictObject({
@@ -181,8 +197,77 @@ export const keyLifetimeSecondsSchema = z
   .positive()
   .max(366 * 24 * 3600);
 
+/** Keys a login issues live this long unless the project or the user says otherwise. */
+export const DEFAULT_KEY_LIFETIME_SECONDS = 3600;
+
+/** Signature algorithms an `oidc` provider may accept: asymmetric only (an HMAC secret cannot be published in a JWKS). */
+export const OIDC_ALGORITHMS = [
+  "RS256",
+  "RS384",
+  "RS512",
+  "PS256",
+  "PS384",
+  "PS512",
+  "ES256",
+  "ES384",
+  "ES512",
+  "EdDSA",
+  "Ed25519",
+] as const;
+
+/**
+ * Why an issuer's or a key set's URL may not be used, or undefined: https, or
+ * http on a loopback host (a local issuer in development, reachable only when
+ * the operator allows loopback egress); no credentials, no fragment.
+ */
+export function oidcUrlProblem(text: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return "must be an absolute URL";
+  }
+  if (url.username || url.password || url.hash) return "must have no credentials and no fragment";
+  if (url.protocol === "https:") return undefined;
+  const loopback = ["localhost", "127.0.0.1", "[::1]"].includes(url.hostname.toLowerCase());
+  if (url.protocol === "http:" && loopback) return undefined;
+  return "must be an https URL (http only on a loopback host)";
+}
+
+/** A claim of a token, by name or by a dotted path into nested objects (`realm_access.roles`). */
+const claimPath = z
+  .string()
+  .regex(/^[^.\s]{1,100}(\.[^.\s]{1,100}){0,7}$/, "must be a claim name, or names joined by '.'");
+
+/** The `oidc` provider: tokens of an OpenID Connect issuer, verified against its published keys. */
+const oidcSchema = z.strictObject({
+  /** The issuer's URL: its discovery document is `<issuer>/.well-known/openid-configuration`; tokens' `iss`. */
+  issuer: z
+    .string()
+    .max(2000)
+    .superRefine((text, ctx) => {
+      const problem = oidcUrlProblem(text);
+      if (problem) ctx.addIssue({ code: "custom", message: problem });
+    }),
+  /** What tokens' `aud` must name (one of them). */
+  audience: z.union([z.string().min(1).max(500), z.array(z.string().min(1).max(500)).min(1).max(20)]),
+  algorithms: z.array(z.enum(OIDC_ALGORITHMS)).min(1).max(OIDC_ALGORITHMS.length).default(["RS256"]),
+  /** The claim whose value names the key's user (default `sub`). */
+  userIdentifierClaim: claimPath.default("sub"),
+  /** The claim holding the user's groups or roles (a text or a list of texts). */
+  rolesClaim: claimPath.optional(),
+  /** Claim value → the project's roles it grants; without it, claim values are role names. */
+  roleMap: z.record(z.string().min(1).max(500), z.array(z.string().min(1).max(100)).max(50)).optional(),
+  /** Global name → the claim whose value it takes (usable as `@{name}` in row filters). */
+  globals: z.record(z.string().min(1).max(100), claimPath).optional(),
+  /** Leeway for `exp`, `nbf` and `iat` against clocks that differ (default 60 s). */
+  clockSkewSeconds: z.number().int().min(0).max(600).default(60),
+});
+
 const authenticationSchema = z.strictObject({
-  provider: z.enum(["builtin", "custom"]).default("builtin"),
+  provider: z.enum(["builtin", "custom", "oidc"]).default("builtin"),
+  /** The `oidc` provider's settings (only with `provider: "oidc"`). */
+  oidc: oidcSchema.optional(),
   keyLifetimeSeconds: keyLifetimeSecondsSchema.optional(),
   library: name.optional(),
   createFunction: z
@@ -192,7 +277,7 @@ const authenticationSchema = z.strictObject({
   config: z.record(z.string(), z.unknown()).optional(),
   /** Let the provider's own failure message reach the client (default: a generic summary). */
   exposeProviderMessages: z.boolean().optional(),
-  /** Hosts a custom provider may call with tessera.fetchJson. */
+  /** Hosts a custom provider may call with tessera.fetchJson; an `oidc` provider's key-set host when not the issuer's. */
   allowedHosts: z.array(z.string().max(253)).max(100).optional(),
   /**
    * The login body's fields that name the account (a custom provider's e-mail, say):
@@ -227,6 +312,7 @@ export type RuleDefinition = z.infer<typeof ruleSchema>;
 export type RuleType = RuleDefinition["type"];
 export type RoleDefinition = z.infer<typeof roleSchema>;
 export type AuthenticationDefinition = z.infer<typeof authenticationSchema>;
+export type OidcDefinition = z.infer<typeof oidcSchema>;
 
 export { jsonPath, type Problem } from "./problems.ts";
 

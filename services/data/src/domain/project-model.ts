@@ -17,6 +17,7 @@ import type {
   RoleDefinition,
   RuleDefinition,
   VersionDefinition,
+  VersionResponseFormat,
 } from "./project-definition.ts";
 import { checkRuleLibraries } from "./rule-libraries.ts";
 import { compileLogic, type LogicModel } from "./rule-model.ts";
@@ -80,6 +81,10 @@ export interface VersionModel {
   resources: Map<string, ResourceModel>;
   /** JavaScript resources and request/response events (docs/javascript.md). */
   scripts: VersionScripts;
+  /** GET answers' format when a request names none. */
+  defaultResponseFormat: VersionResponseFormat;
+  /** The root element of XML answers. */
+  xmlRootElement: string;
 }
 
 export interface RoleTableAccess {
@@ -386,7 +391,13 @@ function compileVersion(
     ...context,
     takenNames: new Set(map.keys()),
   });
-  return { name: versionName, resources: map, scripts };
+  return {
+    name: versionName,
+    resources: map,
+    scripts,
+    defaultResponseFormat: version.defaultResponseFormat ?? "json",
+    xmlRootElement: version.xmlRootElement ?? "response",
+  };
 }
 
 function compileRoles(
@@ -437,6 +448,9 @@ function compileRoles(
 
 function checkAuthentication(definition: ProjectDefinition, { lost, report }: Context): void {
   const auth = definition.authentication;
+  if (auth.provider === "oidc" && !auth.oidc && !lost.has(["authentication", "oidc"]))
+    report(["authentication", "oidc"], "an oidc provider needs 'oidc' (issuer, audience, …)");
+  if (auth.provider !== "oidc" && auth.oidc) report(["authentication", "oidc"], "only for provider 'oidc'");
   if (auth.provider !== "custom") return;
   if (!auth.library) report(["authentication", "library"], "a custom provider needs 'library'");
   else if (!Object.hasOwn(definition.libraries, auth.library) && !lost.has(["libraries", auth.library])) {

@@ -1,6 +1,7 @@
 /**
  * Rows as CSV (`responseformat=csv`), RFC 4180: one header row, CRLF line ends,
- * fields with commas, quotes or line breaks quoted (quotes doubled). Written
+ * fields with commas, quotes or any line break (CR, LF or both) quoted (quotes
+ * doubled), so a reader that splits records on a bare LF keeps them whole. Written
  * with csv-stringify, which also neutralises spreadsheet formulas.
  *
  * Cells: null is an empty field, the empty string a quoted empty field (`""`),
@@ -35,6 +36,8 @@ export function toCsv(columns: CsvColumn[], rows: Record<string, unknown>[]): st
       header: true,
       columns: columns.map((c) => c.header),
       record_delimiter: "windows",
+      // Without this only the record delimiter itself (CRLF) would be quoted, not a lone CR or LF.
+      quote_record_delimiter: true,
       escape_formulas: true,
       cast: {
         boolean: (value) => (value ? "true" : "false"),

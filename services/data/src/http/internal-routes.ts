@@ -11,6 +11,7 @@ import { errors } from "../../../../shared/errors.ts";
 import { hasBearerToken } from "../../../../shared/http/bearer.ts";
 import { readJsonBody } from "../../../../shared/http/json-body.ts";
 import { isValidName } from "../../../../shared/names.ts";
+import { DEFAULT_KEY_LIFETIME_SECONDS } from "../domain/project-definition.ts";
 import type { ProjectModel } from "../domain/project-model.ts";
 import type { ProviderRegistry } from "../providers/provider-registry.ts";
 import type { ProjectCache } from "../store/project-cache.ts";
@@ -22,8 +23,6 @@ export interface InternalDeps extends InternalAdminDeps {
   providers: ProviderRegistry;
   maxBodyBytes: number;
 }
-
-export const DEFAULT_KEY_LIFETIME_SECONDS = 3600;
 
 export function settingsOf(project: ProjectModel): ProjectSettings {
   const auth = project.definition.authentication;

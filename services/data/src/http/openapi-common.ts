@@ -4,6 +4,7 @@
  * endpoints and `@authentication`. The per-resource parts are in openapi.ts.
  */
 
+import type { AuthenticationDefinition } from "../domain/project-definition.ts";
 import { PAGESIZE_DEFAULT, PAGESIZE_MAX } from "../domain/query-params.ts";
 import { ACTIONS } from "../domain/writer.ts";
 import { FORMAT_HEADERS, RESPONSE_FORMATS } from "./response-format.ts";
@@ -80,8 +81,9 @@ export const PARAMETERS: Record<string, Json> = {
   responseformat: {
     name: "responseformat",
     in: "query",
-    description: "The answer's format; beats the format headers. Errors are always JSON.",
-    schema: { type: "string", enum: [...RESPONSE_FORMATS], default: "json" },
+    description:
+      "The answer's format; beats the format headers, which beat the API version's default (JSON unless the version sets another). `jsonObject` puts the JSON answer under `data`. Errors are always JSON.",
+    schema: { type: "string", enum: [...RESPONSE_FORMATS] },
   },
   ...Object.fromEntries(
     FORMAT_HEADERS.map((name) => [
@@ -302,12 +304,20 @@ export const COMMON_SCHEMAS: Record<string, Json> = {
   },
 };
 
-/** The login body: the built-in provider's fields, or a custom provider's own (see `GET @authentication`). */
-export function credentialsSchema(provider: "builtin" | "custom"): Json {
+/** The login body: the built-in provider's fields, an `oidc` provider's token, or a custom provider's own (see `GET @authentication`). */
+export function credentialsSchema(provider: AuthenticationDefinition["provider"]): Json {
   const passwordChange = {
     newPassword: { type: "string", description: "With `?enablePasswordChange!`: the new password." },
     new_password: { type: "string", description: "Another name for `newPassword`." },
   };
+  if (provider === "oidc") {
+    const token = (what: string) => ({ type: "string", format: "password", description: `${what} (a JWT).` });
+    return {
+      type: "object",
+      description: "A token of the project's OpenID Connect issuer: `id_token` or `access_token`, not both.",
+      properties: { id_token: token("An ID token"), access_token: token("An access token") },
+    };
+  }
   if (provider === "custom") {
     return {
       type: "object",
@@ -389,7 +399,7 @@ const listOf = (properties: Json, required: string[]) => ({
 
 /** Paths of the meta endpoints and `@authentication`, relative to the version's URL. */
 export function metaPaths(options: {
-  provider: "builtin" | "custom";
+  provider: AuthenticationDefinition["provider"];
   keyed: Json[];
   docsSecurity: Json[];
 }): Json {
@@ -482,10 +492,23 @@ export function metaPaths(options: {
         ...meta,
         operationId: "apiDocs",
         summary: "This document",
-        description: "Shows what the key may do; a role with `apiDocs` sees everything.",
+        description:
+          "Shows what the key may do; a role with `apiDocs` sees everything. OpenAPI 3.1, or Swagger 2.0 with `format=swagger2` (or `Accept: application/swagger+json`).",
         security: options.docsSecurity,
+        parameters: [
+          {
+            name: "format",
+            in: "query",
+            description:
+              "The document's format: OpenAPI 3.1 (`openapi3`, the default) or Swagger 2.0 (`swagger2`).",
+            schema: { type: "string", enum: ["openapi3", "swagger2"] },
+          },
+        ],
         responses: {
-          "200": { description: "An OpenAPI 3.1 document.", content: json({ type: "object" }) },
+          "200": {
+            description: "An OpenAPI 3.1 or Swagger 2.0 document.",
+            content: json({ type: "object" }),
+          },
           ...READ_ERRORS,
         },
       },

@@ -1,8 +1,8 @@
 /**
  * The data API under /rest: meta endpoints (@heartbeat, @license without a key;
  * @tables, @resources, @docs with one) and GET/POST/PUT/DELETE of resources.
- * GET answers come as JSON, CSV or XML (response-format.ts); writes and @docs
- * only as JSON.
+ * GET answers come as JSON, "JSON Object", CSV or XML (response-format.ts);
+ * writes and @docs only as JSON.
  */
 import Router from "@koa/router";
 import type { Context } from "koa";
@@ -21,7 +21,7 @@ import type { WriteLoop } from "../store/tenant-rows.ts";
 import type { TenantStore } from "../store/tenant-store.ts";
 import { callerAccess, keyAccess } from "./access-view.ts";
 import { answerCsvColumns } from "./answer-csv-columns.ts";
-import { apiDocument } from "./api-docs.ts";
+import { apiDocument, docsFormat } from "./api-docs.ts";
 import { resourceCsvColumns } from "./csv-columns.ts";
 import {
   describeJavaScriptResource,
@@ -70,7 +70,7 @@ export function restRouter(deps: RestDeps): Router {
   // The tables (and of each, the columns) the key's roles grant any access to; all with an apiDocs role.
   router.get("/:account/:project/:version/@tables", async (ctx) => {
     const r = await resolveProjectRequest(ctx, deps);
-    const format = formatOf(ctx, r.params);
+    const format = formatOf(ctx, r.params, r.version);
     const view = callerAccess(r.project, r.principal);
     respond(
       ctx,
@@ -78,7 +78,7 @@ export function restRouter(deps: RestDeps): Router {
       [...r.project.tables.values()]
         .filter((t) => visibleColumns(view, t) !== undefined)
         .map((t) => describeTable(r, t, false)),
-      { csvColumns: () => TABLE_LIST_CSV },
+      { csvColumns: () => TABLE_LIST_CSV, version: r.version },
     );
   });
   router.get("/:account/:project/:version/@tables/:table", async (ctx) => {
@@ -90,18 +90,20 @@ export function restRouter(deps: RestDeps): Router {
     const view = callerAccess(r.project, r.principal);
     if (visibleColumns(view, table) === undefined)
       throw errors.forbidden(`The key's roles do not allow any access to '${table.name}'`);
-    respond(ctx, formatOf(ctx, r.params), describeTable(r, table, true, view));
+    respond(ctx, formatOf(ctx, r.params, r.version), describeTable(r, table, true, view), {
+      version: r.version,
+    });
   });
   router.get("/:account/:project/:version/@resources", async (ctx) => {
     const r = await resolveProjectRequest(ctx, deps);
-    const format = formatOf(ctx, r.params);
+    const format = formatOf(ctx, r.params, r.version);
     const resources = [
       ...[...r.version.resources.values()]
         .filter((res) => !res.isTable)
         .map((res) => describeResource(r, res)),
       ...[...r.version.scripts.resources.values()].map((res) => describeJavaScriptResource(r, res)),
     ];
-    respond(ctx, format, resources, { csvColumns: () => RESOURCE_LIST_CSV });
+    respond(ctx, format, resources, { csvColumns: () => RESOURCE_LIST_CSV, version: r.version });
   });
   router.get("/:account/:project/:version/@docs", async (ctx) => {
     // Without a key only when the project publishes its documents; the key's view otherwise.
@@ -109,6 +111,8 @@ export function restRouter(deps: RestDeps): Router {
     const keyed = anonymous ? undefined : await resolveProjectRequest(ctx, deps);
     const r: PublicRequest = (anonymous ?? keyed)!;
     requireJson(ctx, r.params, "@docs");
+    ctx.vary("Accept");
+    const format = docsFormat(single(r.params, "format"), (types) => ctx.accepts(types));
     // application/json, not the OpenAPI media type: `lac schema openapi` parses only the former.
     ctx.type = "application/json";
     ctx.body = apiDocument({
@@ -117,6 +121,7 @@ export function restRouter(deps: RestDeps): Router {
       addressing: r.addressing,
       principal: keyed?.principal,
       authSchemes: deps.authSchemes,
+      format,
     });
   });
 
@@ -130,7 +135,7 @@ export function restRouter(deps: RestDeps): Router {
     const key = keyText !== undefined ? parseKeySegment(resource.table, keyText) : undefined;
     const request = scriptRequest(ctx.method, resource.name, keyText, r.params);
     if (ctx.method === "GET") {
-      const format = formatOf(ctx, r.params);
+      const format = formatOf(ctx, r.params, r.version);
       await deps.scripts.requestEvents(r, request);
       const page = await readFromParams(deps.tenants, r, resource, key, r.params);
       const answer = await deps.scripts.responseEvents(r, request, { statusCode: 200, body: page }, false);
@@ -139,6 +144,7 @@ export function restRouter(deps: RestDeps): Router {
           answer.changed
             ? answerCsvColumns(answer.body, resource.name)
             : resourceCsvColumns(resource, keyAccess(r.project, r.principal)),
+        version: r.version,
       });
       return;
     }
@@ -169,7 +175,7 @@ export function restRouter(deps: RestDeps): Router {
   ) {
     requireCallable(resource, r.principal.roles);
     if (ctx.method !== "GET") throw errors.methodNotAllowed(`${ctx.method} on a JavaScript resource`);
-    const format = formatOf(ctx, r.params);
+    const format = formatOf(ctx, r.params, r.version);
     const request = scriptRequest("GET", resource.name, keyText, r.params);
     const { pagesize, offset } = pageWindow(r.params);
     request.pagesize = pagesize;
@@ -181,7 +187,10 @@ export function restRouter(deps: RestDeps): Router {
     await deps.scripts.requestEvents(r, request);
     const value = await deps.scripts.resource(r, resource, request);
     const answer = await deps.scripts.responseEvents(r, request, { statusCode: 200, body: value }, false);
-    respond(ctx, format, answer.body, { csvColumns: () => answerCsvColumns(answer.body, resource.name) });
+    respond(ctx, format, answer.body, {
+      csvColumns: () => answerCsvColumns(answer.body, resource.name),
+      version: r.version,
+    });
   }
 
   async function write(

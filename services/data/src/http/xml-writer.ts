@@ -2,7 +2,8 @@
  * JSON answers as XML 1.0 (`responseformat=xml`). The mapping is generic, so
  * resources and meta endpoints share it:
  *
- * - the answer is the root element `<response>`;
+ * - the answer is the root element, `<response>` unless the API version names
+ *   another (`xmlRootElement`);
  * - an object is an element with one child element per property, an array an
  *   element with one `<item>` per entry, a scalar an element with its text,
  *   null an empty element with `xsi:nil="true"`;
@@ -144,10 +145,10 @@ function writeElements(root: Task, out: string[]): void {
   }
 }
 
-/** The whole document for one JSON answer. */
-export function toXml(value: unknown): string {
+/** The whole document for one JSON answer, under the root element `rootName` (an XML name). */
+export function toXml(value: unknown, rootName = "response"): string {
   const out = ['<?xml version="1.0" encoding="UTF-8"?>\n'];
-  writeElements({ name: "response", value, attributes: ` xmlns:xsi="${XSI}"` }, out);
+  writeElements({ name: rootName, value, attributes: ` xmlns:xsi="${XSI}"` }, out);
   out.push("\n");
   return out.join("");
 }

@@ -1,5 +1,6 @@
 /**
- * Finds the authentication provider of a project: the built-in one, or the
+ * Finds the authentication provider of a project: the built-in one, the
+ * built-in `oidc` one (tokens of the project's OpenID Connect issuer), or the
  * project's custom JavaScript provider running in the sandbox.
  */
 
@@ -19,10 +20,12 @@ export function createProviderRegistry(options: {
   meta: MetaStore;
   hasher: PasswordHasher;
   custom: CustomProviderFactory;
+  oidc: CustomProviderFactory;
 }): ProviderRegistry {
   return {
     providerFor(project) {
       if (project.definition.authentication.provider === "custom") return options.custom(project);
+      if (project.definition.authentication.provider === "oidc") return options.oidc(project);
       return createBuiltinProvider({
         meta: options.meta,
         hasher: options.hasher,

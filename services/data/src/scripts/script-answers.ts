@@ -90,6 +90,21 @@ function refusal(reject: unknown, label: string): RequestEventOutcome {
   };
 }
 
+/**
+ * A request event that threw refuses the request as a `{reject}` without
+ * status or code would (400/4900), with the thrown error's message (its
+ * message only: never its name or a stack), or the default message when the
+ * error had none.
+ */
+export function thrownRefusal(message: string, label: string): RequestEventOutcome & { kind: "refuse" } {
+  return {
+    kind: "refuse",
+    statusCode: REFUSAL_STATUS.min,
+    errorCode: REFUSAL_CODES.default,
+    errorMessage: message.trim().slice(0, MAX_MESSAGE) || `Refused by the request event ${label}`,
+  };
+}
+
 function inRange(value: unknown, range: { min: number; max: number }): value is number {
   return Number.isInteger(value) && (value as number) >= range.min && (value as number) <= range.max;
 }

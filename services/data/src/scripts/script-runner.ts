@@ -10,7 +10,8 @@
  * Failures are the request's: a script that throws, runs too long or out of
  * memory, or answers what it may not, is 500/5001 naming the script (the
  * message reaches the client; logs carry only its fingerprint); a sandbox that
- * cannot take the call is 503/5031.
+ * cannot take the call is 503/5031. One exception: a request event that
+ * throws refuses the request (400/4900) with the thrown message.
  */
 import { ApiError, ErrorCode, errors } from "../../../../shared/errors.ts";
 import { fingerprint } from "../../../../shared/loggable-error.ts";
@@ -26,7 +27,14 @@ import {
 } from "../sandbox/index.ts";
 import type { TenantRows } from "../store/tenant-rows.ts";
 import { createReadApi, type ScriptCallContext } from "./read-api.ts";
-import { answerProblem, collectChecksums, requestEventOutcome, unknownChecksum } from "./script-answers.ts";
+import {
+  answerProblem,
+  collectChecksums,
+  type RequestEventOutcome,
+  requestEventOutcome,
+  thrownRefusal,
+  unknownChecksum,
+} from "./script-answers.ts";
 import { ENTRY, type ScriptKind, scriptProgramSources } from "./script-program.ts";
 
 export interface ScriptRunnerOptions {
@@ -105,7 +113,10 @@ export function createScriptRunner(options: ScriptRunnerOptions): ScriptRunner {
     return program;
   }
 
-  /** One script call; a sandbox failure becomes the request's error, naming `what`. */
+  /**
+   * One script call; a sandbox failure becomes the request's error, naming
+   * `what`. `refusal`: what the script throwing means instead (request events).
+   */
   async function run(
     target: ScriptTarget,
     kind: ScriptKind,
@@ -113,6 +124,7 @@ export function createScriptRunner(options: ScriptRunnerOptions): ScriptRunner {
     input: Record<string, unknown>,
     what: string,
     written: boolean,
+    refusal?: (message: string) => RequestEventOutcome & { kind: "refuse" },
   ): Promise<{ answer: CallAnswer; context: ScriptCallContext }> {
     // Only what the read API needs: never anything of the key but its principal.
     const { project, version, principal: caller, addressing } = target;
@@ -131,6 +143,8 @@ export function createScriptRunner(options: ScriptRunnerOptions): ScriptRunner {
       })) as CallAnswer;
       return { answer: answer ?? {}, context };
     } catch (e) {
+      if (refusal && e instanceof SandboxError && e.scriptError)
+        throw refusalError(refusal(e.scriptError.message));
       if (e instanceof SandboxError) {
         options.logger?.warn(
           { programKey: e.programKey, script: what, kind: e.kind, fingerprint: fingerprint(e.message) },
@@ -161,13 +175,14 @@ export function createScriptRunner(options: ScriptRunnerOptions): ScriptRunner {
           { request: { ...request, body } },
           what,
           false,
+          (message) => thrownRefusal(message, event.label),
         );
         const outcome = requestEventOutcome(answer.value, body !== undefined, event.label);
         switch (outcome.kind) {
           case "invalid":
             throw answerFailure(what, outcome.problem, false);
           case "refuse":
-            throw new ApiError(outcome.statusCode, outcome.errorCode, outcome.errorMessage);
+            throw refusalError(outcome);
           case "body":
             body = outcome.body;
         }
@@ -207,6 +222,14 @@ export function createScriptRunner(options: ScriptRunnerOptions): ScriptRunner {
 
 function eventName(event: EventModel): string {
   return `The ${event.type} event ${event.label}`;
+}
+
+function refusalError({
+  statusCode,
+  errorCode,
+  errorMessage,
+}: RequestEventOutcome & { kind: "refuse" }): ApiError {
+  return new ApiError(statusCode, errorCode, errorMessage);
 }
 
 const COMMITTED = " (the write was committed; only its answer failed)";

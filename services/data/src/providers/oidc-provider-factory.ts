@@ -1,0 +1,56 @@
+/**
+ * The `oidc` providers of projects: one per project revision, kept so that
+ * its issuer's discovery document and key set stay cached between logins
+ * (oidc-keys.ts). A new revision (a changed issuer, say) starts afresh.
+ */
+import { LRUCache } from "lru-cache";
+import { DEFAULT_KEY_LIFETIME_SECONDS } from "../domain/project-definition.ts";
+import type { ProjectModel } from "../domain/project-model.ts";
+import type { SandboxLogger } from "../sandbox/index.ts";
+import { createOidcKeys, type OidcKeysOptions } from "./oidc-keys.ts";
+import { createOidcProvider } from "./oidc-provider.ts";
+import type { AuthProvider } from "./provider.ts";
+
+/** How many projects' oidc providers (and their cached keys) a process keeps. */
+const PROVIDERS = 2000;
+
+export interface OidcProviderFactoryOptions {
+  /** The operator's allowance of loopback egress (SANDBOX_ALLOW_LOOPBACK_FETCH), as for custom providers. */
+  allowLoopback: boolean;
+  logger: SandboxLogger;
+  /** Limits of the issuer fetches (tests shorten the refetch interval). */
+  keys?: Pick<OidcKeysOptions, "timeoutMs" | "refetchIntervalMs" | "resolve">;
+}
+
+export function createOidcProviderFactory(
+  options: OidcProviderFactoryOptions,
+): (project: ProjectModel) => AuthProvider {
+  const providers = new LRUCache<string, { uid: string; revision: number; provider: AuthProvider }>({
+    max: PROVIDERS,
+  });
+  return (project) => {
+    const id = `${project.account}/${project.name}`;
+    const cached = providers.get(id);
+    if (cached && cached.uid === project.uid && cached.revision === project.revision) return cached.provider;
+    const auth = project.definition.authentication;
+    const settings = auth.oidc!;
+    const programKey = `${id}/oidc`;
+    const provider = createOidcProvider({
+      settings,
+      keys: createOidcKeys({
+        ...options.keys,
+        issuer: settings.issuer,
+        allowedHosts: auth.allowedHosts ?? [],
+        allowLoopback: options.allowLoopback,
+        programKey,
+        logger: options.logger,
+      }),
+      projectRoles: new Set(project.roles.keys()),
+      keyLifetimeSeconds: auth.keyLifetimeSeconds ?? DEFAULT_KEY_LIFETIME_SECONDS,
+      programKey,
+      logger: options.logger,
+    });
+    providers.set(id, { uid: project.uid, revision: project.revision, provider });
+    return provider;
+  };
+}
