@@ -1,8 +1,10 @@
 /**
  * The lock-out holds under concurrency: a burst of parallel guesses for one user
- * is verified at most LOGIN_FAILURES_BEFORE_LOCKOUT times. Verifications are
- * counted where they happen: the project's provider asks a loopback "identity
- * service" for every login, and that service counts the questions.
+ * has at most LOGIN_FAILURES_BEFORE_LOCKOUT wrong guesses verified; and only
+ * failures lock: parallel logins with the right password are never refused for
+ * each other (those beyond N wait for a verdict). Verifications are counted where
+ * they happen: the project's provider asks a loopback "identity service" for
+ * every login, and that service counts the questions.
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -15,7 +17,7 @@ const THRESHOLD = 5;
 
 /** Answers `{ok}` for `{email, password}` after a short delay, and counts every question. */
 function countingIdentityService(rightPassword: string) {
-  const asked: string[] = [];
+  const asked: { email: string; right: boolean }[] = [];
   const server = http.createServer((req, res) => {
     let body = "";
     req.on("data", (c) => {
@@ -23,7 +25,7 @@ function countingIdentityService(rightPassword: string) {
     });
     req.on("end", () => {
       const input = JSON.parse(body || "{}") as { email?: string; password?: string };
-      asked.push(String(input.email));
+      asked.push({ email: String(input.email), right: input.password === rightPassword });
       setTimeout(() => {
         res.setHeader("content-type", "application/json");
         res.end(JSON.stringify({ ok: input.password === rightPassword }));
@@ -86,6 +88,8 @@ describe("login lock-out under concurrency", () => {
     expect(put.status, JSON.stringify(put.body)).to.be.oneOf([200, 201]);
     await admin.putProject("acme", "demo", demoProject());
     await admin.putUser("acme", "demo", "alice", { password: "alice-password", roles: ["Full access"] });
+    for (const user of ["service", "mixed"])
+      await admin.putUser("acme", "demo", user, { password: `${user}-password`, roles: ["Full access"] });
     counting = projectClient(platform.baseUrl, "acme", "counting");
     builtin = projectClient(platform.baseUrl, "acme", "demo");
   });
@@ -94,17 +98,21 @@ describe("login lock-out under concurrency", () => {
     identity?.server.close();
   });
 
-  it("40 parallel guesses (the right password among them): at most N reach the provider, the rest are 429 with Retry-After", async () => {
+  it("40 parallel guesses (the right password among them): at most N wrong ones reach the provider, the rest are 429 with Retry-After", async () => {
     const attempts = Array.from({ length: 40 }, (_, i) =>
       counting.login({ email: "victim@example.com", password: i === 20 ? "right-password" : `guess-${i}` }),
     );
     const answers = await Promise.all(attempts);
-    const verified = identity.asked.filter((e) => e === "victim@example.com").length;
-    expect(verified).to.be.at.most(THRESHOLD);
+    const asked = identity.asked.filter((q) => q.email === "victim@example.com");
+    const wrong = asked.filter((q) => !q.right).length;
+    expect(wrong).to.be.at.most(THRESHOLD);
     const statuses = answers.map((a) => a.status);
-    expect(statuses.filter((s) => s === 401 || s === 200).length).to.equal(verified);
+    expect(statuses.filter((s) => s === 401).length).to.equal(wrong);
+    expect(statuses.filter((s) => s === 200).length).to.equal(asked.length - wrong);
+    // The right password, verified among the first N, frees one place: one more guess may follow.
     const refused = answers.filter((a) => a.status === 429);
-    expect(refused.length).to.be.at.least(40 - THRESHOLD);
+    expect(refused.length).to.equal(40 - asked.length);
+    expect(asked.length).to.be.at.most(THRESHOLD + 1);
     for (const r of refused) {
       expect(r.body.errorCode).to.equal(4291);
       expect(Number(r.headers.get("retry-after"))).to.be.at.least(1);
@@ -118,5 +126,34 @@ describe("login lock-out under concurrency", () => {
     const verdicts = answers.filter((a) => a.status === 401 || a.status === 200).length;
     expect(verdicts).to.be.within(1, THRESHOLD);
     expect(answers.filter((a) => a.status === 429).length).to.equal(40 - verdicts);
+  });
+
+  it("10 parallel logins of one user with the right password, 50 rounds: every one answers 200", async () => {
+    for (let round = 0; round < 50; round++) {
+      const answers = await Promise.all(
+        Array.from({ length: 10 }, () =>
+          builtin.login({ username: "service", password: "service-password" }),
+        ),
+      );
+      const statuses = answers.map((a) => a.status);
+      expect(statuses, `round ${round}`).to.deep.equal(Array(10).fill(200));
+    }
+  });
+
+  it("right logins in parallel with fewer than N wrong guesses, 20 rounds: every right one 200, every wrong one 401", async () => {
+    for (let round = 0; round < 20; round++) {
+      const answers = await Promise.all(
+        Array.from({ length: 10 + THRESHOLD - 1 }, (_, i) =>
+          builtin.login({ username: "mixed", password: i < 10 ? "mixed-password" : `guess-${i}` }),
+        ),
+      );
+      const statuses = answers.map((a) => a.status);
+      expect(statuses, `round ${round}`).to.deep.equal([
+        ...Array(10).fill(200),
+        ...Array(THRESHOLD - 1).fill(401),
+      ]);
+      // Guesses answered after the last success still count: a success ends the round.
+      expect((await builtin.login({ username: "mixed", password: "mixed-password" })).status).to.equal(200);
+    }
   });
 });
