@@ -3,7 +3,8 @@
  * reserved before the credential is verified, atomically (Lua scripts), so
  * parallel attempts cannot overtake the count.
  *
- * Two budgets are reserved, one after the other:
+ * Two budgets are reserved, one after the other (the subject's first, so an attempt that is
+ * locked out or has to wait takes nothing of its address's budget):
  * - per subject (what is being guessed at, e.g. one user of one project): the
  *   subject keeps its failures since its last success (f) and its attempts in
  *   flight (out). Only failures count toward the lock: from the N-th failure on
@@ -19,9 +20,10 @@
  *   success resets f to 0 and frees its own place; a failure frees its place but
  *   counts). A success resets the subject's failures and lock; attempts still in
  *   flight keep their places (they count as failures if they fail). A wait that
- *   runs out (verdicts that take longer than the wait) is answered as such, not
- *   as a lock-out.
- * - per client address and hour: a ceiling of failures; a success gives its slot back.
+ *   runs out (verdicts that take longer than the wait) is answered as such
+ *   (`busy`), not as a lock-out, and counts nothing.
+ * - per client address and hour: a ceiling of failures (attempts in flight count until their
+ *   verdict); a success or an attempt without a verdict gives its slot back.
  *
  * An attempt that got no verdict at all (the verifier was unreachable) gives
  * both places back. Attempts still in flight when a process dies keep theirs for
