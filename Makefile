@@ -129,6 +129,7 @@ test: check unit integration contract deploy-check ## Type-check, lint, unit, in
 REDIS_SUITES := test/integration/auth/authentication.test.ts test/integration/auth/attempt-throttle.test.ts \
   test/integration/auth/throttle.test.ts test/integration/auth/login-concurrency.test.ts \
   test/integration/auth/manual-keys.test.ts test/integration/auth/key-layout.test.ts \
+  test/integration/auth/key-index.test.ts \
   test/integration/admin/admin-login.test.ts \
   test/integration/data/write-intents.test.ts test/integration/data/sequences.test.ts \
   test/integration/rules/write-recovery.test.ts

@@ -118,6 +118,8 @@ export const authConfigSchema = z.object({
   LOGIN_LOCKOUT_MAX_SECONDS: z.coerce.number().int().min(1).default(900),
   /** Second line of defence: failed logins per client address per hour. */
   LOGIN_FAILURES_PER_ADDRESS_PER_HOUR: z.coerce.number().int().min(1).default(1000),
+  /** How long a login waits for other logins of the same identity to be answered when all N places are in flight. */
+  LOGIN_QUEUE_WAIT_SECONDS: z.coerce.number().int().min(0).default(10),
   ARGON2_MEMORY_KIB: z.coerce.number().int().min(1024).default(19_456),
   /** Lifetime of an account administrator's key (from the account's @authentication). */
   ADMIN_KEY_LIFETIME_SECONDS: z.coerce

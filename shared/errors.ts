@@ -111,6 +111,14 @@ export const errors = {
     new ApiError(429, ErrorCode.tooManyAttempts, "Too many failed attempts; try again later", {
       headers: { "Retry-After": String(retryAfterSeconds) },
     }),
+  /** A login waited LOGIN_QUEUE_WAIT_SECONDS for other logins of the same identity to be answered. */
+  attemptsInFlight: (retryAfterSeconds: number) =>
+    new ApiError(
+      503,
+      ErrorCode.unavailable,
+      "Other logins of this identity are still being checked; nothing was verified, try again",
+      { headers: { "Retry-After": String(retryAfterSeconds) } },
+    ),
   internal: () => new ApiError(500, ErrorCode.internal, "Unexpected error"),
   unavailable: (what: string, cause?: unknown) =>
     new ApiError(503, ErrorCode.unavailable, `${what} is unavailable; nothing was written`, { cause }),

@@ -2,8 +2,16 @@
  * Key records in Redis. Layout (prefix = REDIS_PREFIX; shared/redis/key-layout.ts):
  *   <prefix>key:{<sha256 of key>}         HASH { d: JSON KeyRecord (immutable part), s: status }
  *   <prefix>keyidx:{<account>/<project>}  HASH { <id>: <sha256 of key> }   (for admin listings)
+ *   <prefix>keyexp:{<account>/<project>}  ZSET { <id> by when its record leaves Redis, ms; +inf: never }
  * Validation is a single HGETALL. Records live until expiry + retention (Redis TTL),
  * so revalidation and disable of an expired key answer as the contract says.
+ * The index keeps a key exactly as long as its record (listings show expired keys while they are
+ * on record, and project deletion finds them): every write and listing of the index first drops the
+ * ids whose time has come (one script for both index keys, which share a hash tag), and the index
+ * carries the TTL of its longest-lived entry, so a project nobody logs in to any more loses its
+ * index with its last record. It grows with the logins of one lifetime plus retention, not forever.
+ * An index written before the expiry order existed is scored at its first listing (its records say
+ * when they go); until then it keeps no TTL.
  * A record and the index are in different hash slots (a Redis Cluster spreads records over its
  * nodes), so no command touches both: the index entry is written first and an entry whose record
  * is missing is dropped when listed.
@@ -19,6 +27,7 @@
  */
 import { type RedisClient, waitForReplica } from "../redis/clients.ts";
 import {
+  keyIndexExpiryKey,
   keyIndexKey,
   keyRecordKey,
   legacyKeyIndexKey,
@@ -40,6 +49,46 @@ if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 redis.call('HSET', KEYS[1], 's', 'disabled')
 return 1`;
 
+// Drops the index entries whose records are gone (score <= now; at most 1000 a call, so a call
+// stays short: each write drops more than it adds), then gives both index keys the TTL of the
+// longest-lived entry (none while one never expires, or while the index has entries not yet
+// scored: written by an earlier release). KEYS: index hash, expiry zset.
+const TRIM_INDEX = `
+local function trim(index, expiry, now)
+  local gone = redis.call('ZRANGEBYSCORE', expiry, '-inf', now, 'LIMIT', 0, 1000)
+  if #gone > 0 then
+    redis.call('HDEL', index, unpack(gone))
+    redis.call('ZREM', expiry, unpack(gone))
+  end
+  local last = redis.call('ZRANGE', expiry, -1, -1, 'WITHSCORES')
+  if #last == 0 or last[2] == 'inf' or redis.call('HLEN', index) ~= redis.call('ZCARD', expiry) then
+    redis.call('PERSIST', index)
+    redis.call('PERSIST', expiry)
+  else
+    local ttl = math.max(1, math.ceil(tonumber(last[2]) - now))
+    redis.call('PEXPIRE', index, ttl)
+    redis.call('PEXPIRE', expiry, ttl)
+  end
+end`;
+
+// KEYS: index, expiry. ARGV: id, key hash, when the record leaves (ms, or '+inf'), now ms.
+const INDEX_ADD_SCRIPT = `${TRIM_INDEX}
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
+trim(KEYS[1], KEYS[2], tonumber(ARGV[4]))
+return 1`;
+
+// KEYS: index, expiry. ARGV: now ms.
+const INDEX_TRIM_SCRIPT = `${TRIM_INDEX}
+trim(KEYS[1], KEYS[2], tonumber(ARGV[1]))
+return 1`;
+
+// KEYS: index, expiry. ARGV: ids.
+const INDEX_REMOVE_SCRIPT = `
+redis.call('HDEL', KEYS[1], unpack(ARGV))
+redis.call('ZREM', KEYS[2], unpack(ARGV))
+return 1`;
+
 export interface KeyStoreOptions {
   /** Look records and index entries up under their names before hash tags too. */
   legacyNames?: boolean;
@@ -53,6 +102,7 @@ export class KeyStore {
   readonly #retentionSeconds: number;
   readonly #createScript: Script;
   readonly #disableScript: Script;
+  readonly #indexScripts: Record<"add" | "trim" | "remove", Script>;
   readonly #legacyNames: boolean;
   readonly #onUnacknowledged: () => void;
 
@@ -64,6 +114,11 @@ export class KeyStore {
     this.#onUnacknowledged = options.onUnacknowledged ?? (() => {});
     this.#createScript = defineScript(redis, "keyCreate", CREATE_SCRIPT);
     this.#disableScript = defineScript(redis, "keyDisable", DISABLE_SCRIPT);
+    this.#indexScripts = {
+      add: defineScript(redis, "keyIndexAdd", INDEX_ADD_SCRIPT),
+      trim: defineScript(redis, "keyIndexTrim", INDEX_TRIM_SCRIPT),
+      remove: defineScript(redis, "keyIndexRemove", INDEX_REMOVE_SCRIPT),
+    };
   }
 
   #recordKey(hash: string): string {
@@ -74,12 +129,23 @@ export class KeyStore {
     return keyIndexKey(this.#prefix, account, project);
   }
 
+  /** The index and its expiry order (one hash tag: a script may touch both). */
+  #indexPair(account: string, project: string): [string, string] {
+    return [this.#indexKey(account, project), keyIndexExpiryKey(this.#prefix, account, project)];
+  }
+
+  /** When Redis forgets the record: expiry + retention (ms), or never. */
+  #leavesAt(record: KeyRecord): number | "+inf" {
+    return record.expiresAt === null ? "+inf" : record.expiresAt + this.#retentionSeconds * 1000;
+  }
+
   /** Stores a new record; false when a key with this hash already exists (nothing changed). */
   async create(hash: string, record: KeyRecord, now: number): Promise<boolean> {
     const { status, ...fixed } = record;
     const ttlMs = record.expiresAt === null ? null : record.expiresAt - now + this.#retentionSeconds * 1000;
-    const indexKey = this.#indexKey(record.account, record.project);
-    if (!record.admin) await this.#redis.hset(indexKey, record.id, hash);
+    const index = this.#indexPair(record.account, record.project);
+    if (!record.admin)
+      await this.#indexScripts.add(2, ...index, record.id, hash, this.#leavesAt(record), now);
     const created = await this.#createScript(
       1,
       this.#recordKey(hash),
@@ -88,7 +154,7 @@ export class KeyStore {
       ttlMs === null ? "" : Math.max(1, ttlMs),
     );
     if (created === 1) return true;
-    if (!record.admin) await this.#redis.hdel(indexKey, record.id);
+    if (!record.admin) await this.#indexScripts.remove(2, ...index, record.id);
     return false;
   }
 
@@ -128,7 +194,16 @@ export class KeyStore {
     return Object.assign({}, ...indexes.reverse());
   }
 
-  async list(account: string, project: string): Promise<KeyRecord[]> {
+  /** Removes ids from the index (under both names). */
+  async #unindex(account: string, project: string, ids: string[]): Promise<void> {
+    await this.#indexScripts.remove(2, ...this.#indexPair(account, project), ...ids);
+    if (this.#legacyNames) await this.#redis.hdel(legacyKeyIndexKey(this.#prefix, account, project), ...ids);
+  }
+
+  /** Every key of the project still on record (expired ones too, until Redis forgets them), oldest first. */
+  async list(account: string, project: string, now: number): Promise<KeyRecord[]> {
+    const [indexKey, expiryKey] = this.#indexPair(account, project);
+    await this.#indexScripts.trim(2, indexKey, expiryKey, now);
     const index = await this.#indexEntries(account, project);
     const ids = Object.keys(index);
     if (ids.length === 0) return [];
@@ -139,8 +214,10 @@ export class KeyStore {
       if (record) records.push(record);
       else stale.push(ids[i]!);
     });
-    for (const indexKey of stale.length > 0 ? this.#indexKeys(account, project) : [])
-      await this.#redis.hdel(indexKey, ...stale);
+    if (stale.length > 0) await this.#unindex(account, project, stale);
+    // Entries of an index written before the expiry order existed get their time (NX: others keep theirs).
+    if (records.length > 0)
+      await this.#redis.zadd(expiryKey, "NX", ...records.flatMap((r) => [this.#leavesAt(r), r.id]));
     return records.sort((a, b) => a.createdAt - b.createdAt);
   }
 
@@ -150,7 +227,7 @@ export class KeyStore {
     if (!hash) return false;
     const recordKeys = this.#recordKeys(hash);
     const deleted = await Promise.all(recordKeys.map((key) => this.#redis.del(key)));
-    for (const indexKey of this.#indexKeys(account, project)) await this.#redis.hdel(indexKey, id);
+    await this.#unindex(account, project, [id]);
     await this.#replicated(recordKeys);
     return deleted.some((n) => n === 1);
   }
@@ -161,6 +238,7 @@ export class KeyStore {
     const recordKeys = hashes.flatMap((h) => this.#recordKeys(h));
     await Promise.all(recordKeys.map((key) => this.#redis.del(key)));
     for (const indexKey of this.#indexKeys(account, project)) await this.#redis.del(indexKey);
+    await this.#redis.del(keyIndexExpiryKey(this.#prefix, account, project));
     await this.#replicated(recordKeys);
   }
 
@@ -192,6 +270,7 @@ export class KeyStore {
         if (pattern === legacy.index && (await this.#redis.type(name)) === "hash") {
           const entries = await this.#redis.hgetall(name);
           if (Object.keys(entries).length > 0) await this.#redis.hset(pattern.rename(name), entries);
+          await this.#redis.persist(pattern.rename(name)); // entries not yet scored: no expiry until listed
         }
         await this.#redis.del(name);
         renamed++;

@@ -2,7 +2,8 @@
  * Every Redis key Tessera writes, built here. On a Redis Cluster a script, MULTI or pipeline
  * may only touch keys of one hash slot, so each key carries a hash tag (`{…}`: only that part
  * decides the slot) naming what its multi-key operations have in common:
- *  - a key record: its own hash (`key:{<hash>}`); the per-project index of keys is a key of its own;
+ *  - a key record: its own hash (`key:{<hash>}`); the per-project index of keys and its expiry
+ *    order are keys of their own, with one tag (`{<account>/<project>}`: one script trims both);
  *  - the login throttle: one tag per subject and one per address and hour (two scripts, one each);
  *  - row locks, write intents and their lease index: the tenant database (`{<database>}`), so
  *    locking every row of a request and recording its intent is one script in one slot.
@@ -15,6 +16,11 @@ export function keyRecordKey(prefix: string, hash: string): string {
 
 export function keyIndexKey(prefix: string, account: string, project: string): string {
   return `${prefix}keyidx:{${account}/${project}}`;
+}
+
+/** Sorted set beside the project's index (same hash tag): each key id by when its record leaves Redis. */
+export function keyIndexExpiryKey(prefix: string, account: string, project: string): string {
+  return `${prefix}keyexp:{${account}/${project}}`;
 }
 
 /** `throttle` names one kind of credential check, e.g. `tessera:throttle:login:`. */

@@ -10,6 +10,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { Redis } from "ioredis";
 import { freePort, stopper, tieToThisProcess, waitForPort } from "../../services/dev-stack/src/stores.ts";
+import { until } from "./until.ts";
 
 const run = promisify(execFile);
 
@@ -54,14 +55,6 @@ export async function startRedisProcess(
     kill: () => child.kill("SIGKILL"),
     stop: stopper(child),
   };
-}
-
-async function until(what: string, check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check().catch(() => false))) {
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 async function ask<T>(address: string, work: (redis: Redis) => Promise<T>): Promise<T> {

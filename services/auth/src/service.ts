@@ -49,6 +49,7 @@ export async function createAuthService(config: AuthConfig, logger: Logger): Pro
     baseSeconds: config.LOGIN_LOCKOUT_BASE_SECONDS,
     maxSeconds: config.LOGIN_LOCKOUT_MAX_SECONDS,
     perAddressPerHour: config.LOGIN_FAILURES_PER_ADDRESS_PER_HOUR,
+    queueWaitMs: config.LOGIN_QUEUE_WAIT_SECONDS * 1000,
   };
   const deps: AuthDeps = {
     logger,

@@ -1,9 +1,11 @@
 /**
  * The attempt throttle on real Redis, with a clock the test moves: reservations
- * before verification, what each outcome gives back, the exponential lock and
- * the per-address ceiling; settlements across a Redis outage and answers lost on
- * the way. Generic over what is throttled: subjects are opaque.
+ * before verification, attempts beyond the free places waiting for verdicts, what
+ * each outcome gives back, the exponential lock and the per-address ceiling;
+ * settlements across a Redis outage and answers lost on the way. Generic over
+ * what is throttled: subjects are opaque.
  */
+import { createHash } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -11,6 +13,7 @@ import { expect } from "chai";
 import { AttemptThrottle, type ReserveResult } from "../../../services/auth/src/store/attempt-throttle.ts";
 import type { RedisClient } from "../../../shared/redis/clients.ts";
 import { createRedisClient } from "../../../shared/redis/clients.ts";
+import { throttleSubjectKey } from "../../../shared/redis/key-layout.ts";
 import { startRedisProcess } from "../../support/redis-topologies.ts";
 import { isolationPrefix, testRedisClient, testStores } from "../../support/stores.ts";
 import { TcpRelay } from "../../support/tcp-relay.ts";
@@ -18,37 +21,96 @@ import { TcpRelay } from "../../support/tcp-relay.ts";
 describe("attempt throttle", () => {
   let redis: RedisClient;
   let now = 1_700_000_000_000;
-  const throttle = (perAddressPerHour = 1000) =>
+  /** Waiting attempts wait for verdicts, not for the clock: the wait is long enough never to end in a test. */
+  const throttle = (perAddressPerHour = 1000, queueWaitMs = 600_000) =>
     new AttemptThrottle(
       redis,
       `tessera-test:${isolationPrefix()}throttle:`,
-      { failuresBeforeLockout: 3, baseSeconds: 2, maxSeconds: 8, perAddressPerHour },
+      { failuresBeforeLockout: 3, baseSeconds: 2, maxSeconds: 8, perAddressPerHour, queueWaitMs },
       () => now,
     );
   const reserved = (r: ReserveResult) => {
-    if (!r.ok) throw new Error(`refused for ${r.retryAfterSeconds} s`);
+    if (!r.ok) throw new Error(`refused (${r.reason}) for ${r.retryAfterSeconds} s`);
     return r.reservation;
   };
+  /** The first `n` of `attempts` to be answered, in the order they were. */
+  const firstAnswered = (attempts: Promise<ReserveResult>[], n: number) =>
+    new Promise<ReserveResult[]>((resolve, reject) => {
+      const answered: ReserveResult[] = [];
+      for (const attempt of attempts)
+        attempt.then((r) => {
+          answered.push(r);
+          if (answered.length === n) resolve([...answered]);
+        }, reject);
+    });
 
   before(async () => {
     redis = await testRedisClient();
   });
   after(() => redis.disconnect());
 
-  it("reserves at most N attempts in parallel; the N-th locks at once, before any verdict", async () => {
+  it("reserves at most N attempts in parallel; the others wait, and are refused once those N have failed (50 runs)", async () => {
     const t = throttle();
+    for (let run = 0; run < 50; run++) {
+      const attempts = Array.from({ length: 20 }, () => t.reserve({ subject: `u${run}`, address: "a" }));
+      const first = await firstAnswered(attempts, 3);
+      for (const r of first) await reserved(r).failed();
+      const results = await Promise.all(attempts);
+      expect(
+        results.filter((r) => r.ok),
+        "only the first three were reserved",
+      ).to.have.length(3);
+      for (const r of results.filter((r) => !r.ok))
+        expect(r).to.deep.equal({ ok: false, reason: "locked", retryAfterSeconds: 2 });
+    }
+  });
+
+  it("an attempt waiting for a place gets the one a success frees (a right answer is never refused for others in flight)", async () => {
+    const t = throttle();
+    const scope = { subject: "u", address: "a" };
+    const attempts = Array.from({ length: 10 }, () => t.reserve(scope));
+    // Every attempt succeeds as soon as it is reserved: all ten are reserved in turn.
     const results = await Promise.all(
-      Array.from({ length: 20 }, () => t.reserve({ subject: "u", address: "a" })),
+      attempts.map(async (a) => {
+        const r = await a;
+        await reserved(r).succeeded();
+        return r.ok;
+      }),
     );
-    expect(results.filter((r) => r.ok)).to.have.length(3);
-    for (const r of results.filter((r) => !r.ok)) expect(r).to.deep.include({ retryAfterSeconds: 2 });
+    expect(results).to.deep.equal(Array(10).fill(true));
+  });
+
+  it("a success among attempts in flight frees one place: the failures after it are bounded by N again", async () => {
+    const t = throttle();
+    const scope = { subject: "u", address: "a" };
+    const attempts = Array.from({ length: 8 }, () => t.reserve(scope));
+    const [right, ...wrong] = (await firstAnswered(attempts, 3)).map(reserved);
+    await right!.succeeded(); // one waiting attempt takes its place
+    const [next] = (await firstAnswered(attempts, 4)).slice(3).map(reserved);
+    for (const w of [...wrong, next!]) await w.failed();
+    const results = await Promise.all(attempts);
+    expect(
+      results.filter((r) => r.ok),
+      "three, then one more after the success",
+    ).to.have.length(4);
+    for (const r of results.filter((r) => !r.ok)) expect(r).to.deep.include({ ok: false, reason: "locked" });
+  });
+
+  it("an attempt whose subject stays in flight for the whole wait is refused as busy, and nothing is counted", async () => {
+    const t = throttle(1000, 0);
+    const scope = { subject: "u", address: "a" };
+    const out = (await Promise.all([t.reserve(scope), t.reserve(scope), t.reserve(scope)])).map(reserved);
+    expect(await t.reserve(scope)).to.deep.equal({ ok: false, reason: "busy", retryAfterSeconds: 1 });
+    for (const o of out) await o.succeeded();
+    for (let i = 0; i < 2; i++) await reserved(await t.reserve(scope)).failed();
+    expect((await t.reserve(scope)).ok, "the busy answer was no failure").to.equal(true);
   });
 
   it("a failure keeps its slot and renews the lock from its own time; the lock doubles up to the cap", async () => {
     const t = throttle();
     const scope = { subject: "u", address: "a" };
     for (let i = 0; i < 3; i++) await reserved(await t.reserve(scope)).failed();
-    expect(await t.reserve(scope)).to.deep.equal({ ok: false, retryAfterSeconds: 2 });
+    expect(await t.reserve(scope)).to.deep.equal({ ok: false, reason: "locked", retryAfterSeconds: 2 });
     const waits: number[] = [];
     for (let i = 0; i < 4; i++) {
       now += 60_000;
@@ -70,23 +132,40 @@ describe("attempt throttle", () => {
     expect((await t.reserve({ subject: "u", address: "a" })).ok).to.equal(true);
   });
 
-  it("a success while other attempts are out: they keep their slots and the lock; one lost long ago does not count", async () => {
-    const t = throttle(); // three before the lock
-    const [right, ...others] = await Promise.all(
-      Array.from({ length: 3 }, () => t.reserve({ subject: "u", address: "a" })),
-    ).then((all) => all.map(reserved));
-    expect((await t.reserve({ subject: "u", address: "a" })).ok, "locked by the third").to.equal(false);
-    await right!.succeeded();
-    expect((await t.reserve({ subject: "u", address: "a" })).ok, "two guesses still out").to.equal(false);
-    for (const o of others) await o.failed();
-    expect((await t.reserve({ subject: "u", address: "a" })).ok).to.equal(false);
-    now += 120_000; // past the lock; the failures still count
-    const lost = reserved(await t.reserve({ subject: "u", address: "a" })); // its process dies: never settled
+  it("a reservation its process never settled holds its place, and counts as a failure once older than the in-flight limit", async () => {
+    const t = throttle(1000, 0);
+    const scope = { subject: "u", address: "a" };
+    for (let i = 0; i < 2; i++) await reserved(await t.reserve(scope)).failed();
+    const lost = reserved(await t.reserve(scope)); // its process dies: never settled
     void lost;
+    expect(await t.reserve(scope), "its place is held").to.deep.include({ reason: "busy" });
     now += 120_000;
-    await reserved(await t.reserve({ subject: "u", address: "a" })).succeeded();
-    for (let i = 0; i < 2; i++) await reserved(await t.reserve({ subject: "u", address: "a" })).failed();
-    expect((await t.reserve({ subject: "u", address: "a" })).ok, "a success reset everything").to.equal(true);
+    expect(await t.reserve(scope), "the third failure").to.deep.equal({
+      ok: false,
+      reason: "locked",
+      retryAfterSeconds: 2,
+    });
+    now += 10_000;
+    await reserved(await t.reserve(scope)).succeeded();
+    for (let i = 0; i < 2; i++) await reserved(await t.reserve(scope)).failed();
+    expect((await t.reserve(scope)).ok, "a success reset everything").to.equal(true);
+  });
+
+  it("a subject counted by the previous release (slots: failures and attempts in flight together) keeps its count", async () => {
+    const prefix = `tessera-test:${isolationPrefix()}throttle:`;
+    const t = new AttemptThrottle(
+      redis,
+      prefix,
+      { failuresBeforeLockout: 3, baseSeconds: 2, maxSeconds: 8, perAddressPerHour: 1000, queueWaitMs: 0 },
+      () => now,
+    );
+    const subjectHash = createHash("sha256").update("old").digest("hex").slice(0, 40);
+    await redis.hset(throttleSubjectKey(prefix, subjectHash), "slots", 3);
+    expect(await t.reserve({ subject: "old", address: "a" })).to.deep.equal({
+      ok: false,
+      reason: "locked",
+      retryAfterSeconds: 2,
+    });
   });
 
   it("an attempt without a verdict gives its slots back", async () => {
@@ -107,6 +186,7 @@ describe("attempt throttle", () => {
       await reserved(await t.reserve({ subject, address: "a" })).failed();
     expect(await t.reserve({ subject: "s", address: "a" })).to.deep.equal({
       ok: false,
+      reason: "locked",
       retryAfterSeconds: 600,
     });
     expect((await t.reserve({ subject: "s", address: "b" })).ok).to.equal(true);
@@ -130,7 +210,7 @@ describe("attempt throttle", () => {
       const t = new AttemptThrottle(
         client,
         "outage:",
-        { failuresBeforeLockout: 3, baseSeconds: 60, maxSeconds: 60, perAddressPerHour: 100 },
+        { failuresBeforeLockout: 3, baseSeconds: 60, maxSeconds: 60, perAddressPerHour: 100, queueWaitMs: 0 },
         () => now,
       );
       const scope = { subject: "u", address: "a" };
@@ -144,8 +224,8 @@ describe("attempt throttle", () => {
       expect(next.map((r) => r.ok)).to.deep.equal([true, true, true]);
       const [address] = await client.keys("outage:a:*");
       expect(await client.hget(address!, "n"), "address slots: the three out now").to.equal("3");
-      // Exactly once: those three locked the subject.
-      expect((await t.reserve(scope)).ok).to.equal(false);
+      // Exactly once: those three hold every place of the subject.
+      expect(await t.reserve(scope)).to.deep.include({ ok: false, reason: "busy" });
     } finally {
       client.disconnect();
       await server.stop();
@@ -168,24 +248,29 @@ describe("attempt throttle", () => {
       const t = new AttemptThrottle(
         client,
         prefix,
-        { failuresBeforeLockout: 3, baseSeconds: 60, maxSeconds: 60, perAddressPerHour: 100 },
+        { failuresBeforeLockout: 3, baseSeconds: 60, maxSeconds: 60, perAddressPerHour: 100, queueWaitMs: 0 },
         () => now,
       );
       const scope = { subject: "u", address: "a" };
       await reserved(await t.reserve({ subject: "warm-up", address: "b" })).abandoned(); // scripts loaded
       const subjectKeys = () => client.keys(`${prefix}s:*`);
 
-      // The subject's answer is lost; the client reconnects at once and sends the command again.
-      const lost = relay.loseAnswer(2, 0);
+      // The subject's answer (the first of a reservation) is lost; the client reconnects at once
+      // and sends the command again.
+      const lost = relay.loseAnswer(1, 0);
       const resent = reserved(await t.reserve(scope));
       await lost;
       const [subjectKey] = await subjectKeys();
-      expect(await client.hget(subjectKey!, "slots"), "one slot for one attempt").to.equal("1");
+      const fields = Object.keys(await client.hgetall(subjectKey!));
+      expect(
+        fields.filter((f) => f.startsWith("r:")),
+        "one place for one attempt",
+      ).to.have.length(1);
       await resent.abandoned();
       expect(await subjectKeys(), "given back whole").to.deep.equal([]);
 
       // Lost again, and the relay refuses the client until it gives up: the attempt fails…
-      const lostForGood = relay.loseAnswer(2, 2500);
+      const lostForGood = relay.loseAnswer(1, 2500);
       let failure: unknown;
       await t.reserve(scope).catch((err: unknown) => {
         failure = err;

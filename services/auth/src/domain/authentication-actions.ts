@@ -112,7 +112,8 @@ export async function mintKey(
 }
 
 /**
- * Reserves the attempt (429/4291 when the throttle refuses), asks for the
+ * Reserves the attempt (429/4291 when the throttle refuses for failures, 503/5031
+ * when other attempts of the subject stayed in flight for the whole wait), asks for the
  * verdict, and settles the attempt by it: `null` (nothing to check against) and
  * errors give the slots back. Answers the verdict (or null).
  */
@@ -126,7 +127,9 @@ export async function throttledVerdict<V>(
   const attempt = await throttle.reserve(scope);
   if (!attempt.ok) {
     onLogin?.("throttled");
-    throw errors.tooManyAttempts(attempt.retryAfterSeconds);
+    throw attempt.reason === "busy"
+      ? errors.attemptsInFlight(attempt.retryAfterSeconds)
+      : errors.tooManyAttempts(attempt.retryAfterSeconds);
   }
   const { reservation } = attempt;
   let verdict: V | null;

@@ -51,7 +51,7 @@ export function apikeyRouter(deps: ApikeyRouteDeps): Router {
   router.get("/", async (ctx) => {
     const { account, project } = await scope(ctx, deps);
     const now = deps.now();
-    ctx.body = (await deps.keys.list(account, project)).map((r) => keyView(r, now));
+    ctx.body = (await deps.keys.list(account, project, now)).map((r) => keyView(r, now));
   });
   router.delete("/:id", async (ctx) => {
     const { account, project } = await scope(ctx, deps);
