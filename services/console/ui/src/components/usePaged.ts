@@ -5,6 +5,8 @@ import { type Client, pageOf } from "../api.ts";
 export interface Paged<T> {
   items: T[] | undefined;
   error: unknown;
+  /** A page is on its way. */
+  loading: boolean;
   next: string | undefined;
   hasPrevious: boolean;
   goNext: () => void;
@@ -17,6 +19,7 @@ export function usePaged<T>(client: Client, first: string | undefined): Paged<T>
   const [items, setItems] = useState<T[]>();
   const [next, setNext] = useState<string>();
   const [error, setError] = useState<unknown>();
+  const [loading, setLoading] = useState(false);
   const [generation, setGeneration] = useState(0);
 
   useEffect(() => {
@@ -27,6 +30,7 @@ export function usePaged<T>(client: Client, first: string | undefined): Paged<T>
   useEffect(() => {
     if (!path) return;
     let stale = false;
+    setLoading(true);
     client.call("GET", path).then(
       (r) => {
         if (stale) return;
@@ -34,12 +38,14 @@ export function usePaged<T>(client: Client, first: string | undefined): Paged<T>
         setItems(page.items);
         setNext(page.next);
         setError(undefined);
+        setLoading(false);
       },
       (err) => {
         if (stale) return;
         setItems(undefined);
         setNext(undefined);
         setError(err);
+        setLoading(false);
       },
     );
     return () => {
@@ -50,6 +56,7 @@ export function usePaged<T>(client: Client, first: string | undefined): Paged<T>
   return {
     items,
     error,
+    loading,
     next,
     hasPrevious: trail.length > 1,
     goNext: useCallback(() => next && setTrail((t) => [...t, next]), [next]),
