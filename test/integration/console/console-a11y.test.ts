@@ -1,14 +1,14 @@
 /// <reference lib="dom" />
 // The functions given to page.evaluate run in the browser: they see its window and document.
 /**
- * The console on a laptop (1366×900) and on a phone (390×844), in a real headless
+ * The console on a laptop (1366×900) and on phones (390×844, 360×740), in a real headless
  * Chromium against the real platform: every screen — sign-in, projects, a project's
  * definition, revisions, users and keys, administrators, the audit trail, the data
  * explorer's login and grid, and the dialogs — has no serious or critical axe-core
  * violation, never scrolls sideways, names itself in the tab's title and puts the
  * focus on its heading when it opens; the top bar's sections stay reachable; focus
  * rings and input borders stand out 3:1; loading is announced (`aria-busy`) and a
- * failed load offers Retry. Screenshots of each screen at both sizes go to
+ * failed load offers Retry. Screenshots of each screen at each size go to
  * test-output/console/ (named `<size>-<screen>.png`).
  *
  * axe-core is injected into the page, which the console's policy forbids: this file
@@ -38,9 +38,11 @@ const SHOP = demoProject({
   roles: { ...demo.roles, [BIDI_ROLE]: { tables: { customer: { access: ["read"] } } } },
 });
 
+/** The laptop and the phone the issue was found on, and the narrowest phone the console is made for. */
 const SIZES = [
   { name: "desktop", ...DESKTOP },
   { name: "phone", ...PHONE },
+  { name: "narrow", width: 360, height: 740 },
 ];
 
 /** The serious and critical axe-core violations on the page as it is now. */
@@ -412,6 +414,17 @@ describe("console in Chromium: phones and accessibility", function () {
       await page.getByRole("cell", { name: "ann", exact: true }).waitFor();
       expect(await screen.getAttribute("aria-busy")).to.not.equal("true");
       expect(await page.getByRole("alert").count()).to.equal(0);
+    });
+
+    it("announces the page it turns to (a status)", async () => {
+      for (let i = 0; i < 11; i++) await operator.send("PUT", "/accounts/acme", { displayName: `Acme ${i}` });
+      await page.getByRole("banner").getByRole("link", { name: "Audit trail" }).click();
+      await page.getByLabel("Entries per page").selectOption("10");
+      await page.getByRole("button", { name: "Show" }).click();
+      const pages = page.getByRole("navigation", { name: "Audit pages" });
+      await pages.getByRole("status").getByText("Page 1").waitFor();
+      await pages.getByRole("button", { name: "Next page →" }).click();
+      await pages.getByRole("status").getByText("Page 2").waitFor();
     });
 
     it("says UTC wherever it shows or asks for a time (in a browser that is not on UTC)", async () => {

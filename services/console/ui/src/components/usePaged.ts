@@ -8,6 +8,8 @@ export interface Paged<T> {
   /** A page is on its way. */
   loading: boolean;
   next: string | undefined;
+  /** Which page this is, from 1. */
+  page: number;
   hasPrevious: boolean;
   goNext: () => void;
   goPrevious: () => void;
@@ -58,6 +60,7 @@ export function usePaged<T>(client: Client, first: string | undefined): Paged<T>
     error,
     loading,
     next,
+    page: trail.length,
     hasPrevious: trail.length > 1,
     goNext: useCallback(() => next && setTrail((t) => [...t, next]), [next]),
     goPrevious: useCallback(() => setTrail((t) => (t.length > 1 ? t.slice(0, -1) : t)), []),
