@@ -312,6 +312,20 @@ describe("console in Chromium: phones and accessibility", function () {
         await dialog.waitFor({ state: "detached" });
       });
 
+      it("a question in a dialog (delete a key?)", async () => {
+        await page
+          .getByRole("row")
+          .filter({ hasText: "seeder" })
+          .getByRole("button", { name: /Delete/ })
+          .click();
+        const dialog = page.getByRole("dialog", { name: "Delete key seeder?" });
+        await dialog.getByRole("button", { name: "Cancel" }).waitFor();
+        await expectInsideViewport(page, "dialog");
+        await expectGoodScreen(page, shot("confirm"), "shop: API keys");
+        await dialog.getByRole("button", { name: "Cancel" }).click();
+        await dialog.waitFor({ state: "detached" });
+      });
+
       it("a new project: Check changes without a name says so and sends nothing", async () => {
         await page.getByRole("banner").getByRole("link", { name: "Projects" }).click();
         await page.getByRole("link", { name: "New project" }).click();
@@ -342,6 +356,13 @@ describe("console in Chromium: phones and accessibility", function () {
         await page.getByRole("button", { name: "customer", exact: true }).click();
         await page.getByRole("cell", { name: "Beta GmbH", exact: true }).waitFor();
         await expectGoodScreen(page, shot("explorer-grid"), "Data: acme / shop / v1");
+        await page
+          .getByRole("row")
+          .filter({ hasText: "Beta GmbH" })
+          .getByRole("button", { name: "Open" })
+          .click();
+        await page.getByRole("region", { name: /^Row/ }).getByLabel("credit_limit").waitFor();
+        await expectGoodScreen(page, shot("explorer-row"), "Data: acme / shop / v1");
 
         await page.getByRole("button", { name: "New row" }).click();
         const dialog = page.getByRole("dialog", { name: "New row in customer" });
