@@ -22,6 +22,10 @@ const FLAGS = [
   "--disable-sync",
 ];
 
+/** The two sizes the console is tested at: a laptop, and a phone held upright. */
+export const DESKTOP = { width: 1366, height: 900 };
+export const PHONE = { width: 390, height: 844 };
+
 export interface Browser {
   context: BrowserContext;
   /** A new tab (its own sessionStorage). */
@@ -29,15 +33,26 @@ export interface Browser {
   close(): Promise<void>;
 }
 
-export async function startBrowser(): Promise<Browser> {
+export interface BrowserOptions {
+  /**
+   * Lets a test inject a script (axe-core) although the console's policy forbids it. Only
+   * for a browser of its own: the policy's tests run where the policy is in force.
+   */
+  bypassCSP?: boolean;
+  /** The browser's time zone (default UTC). */
+  timezoneId?: string;
+}
+
+export async function startBrowser(options: BrowserOptions = {}): Promise<Browser> {
   const profile = mkdtempSync(path.join(tmpdir(), "tessera-chromium-"));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     headless: true,
     args: FLAGS,
-    viewport: { width: 1280, height: 860 },
+    viewport: DESKTOP,
     locale: "en-GB",
-    timezoneId: "UTC",
+    timezoneId: options.timezoneId ?? "UTC",
+    bypassCSP: options.bypassCSP ?? false,
   });
   return {
     context,
@@ -53,4 +68,14 @@ export async function startBrowser(): Promise<Browser> {
 export async function screenshot(page: Page, name: string): Promise<void> {
   mkdirSync(SCREENSHOTS, { recursive: true });
   await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true });
+}
+
+/** Signs an administrator of account acme in to the console, and waits for the projects. */
+export async function signIn(page: Page, base: string, login: string, password: string): Promise<void> {
+  await page.goto(`${base}/console/`);
+  await page.getByLabel("Account", { exact: true }).fill("acme");
+  await page.getByLabel("Login", { exact: true }).fill(login);
+  await page.getByLabel("Password", { exact: true }).fill(password);
+  await page.getByLabel("Password", { exact: true }).press("Enter");
+  await page.getByRole("heading", { name: "Projects" }).waitFor();
 }

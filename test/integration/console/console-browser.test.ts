@@ -17,7 +17,7 @@ import { expect } from "chai";
 import type { Page } from "playwright-core";
 import { demoProject } from "../../fixtures/demo-project.ts";
 import { adminKey, putAdmin } from "../../support/admins.ts";
-import { type Browser, screenshot, startBrowser } from "../../support/browser.ts";
+import { type Browser, screenshot, signIn, startBrowser } from "../../support/browser.ts";
 import { adminClient, call, keyHeader, projectClient } from "../../support/http.ts";
 import { type Platform, startPlatform } from "../../support/platform.ts";
 
@@ -66,15 +66,6 @@ async function expectNoScriptRan(page: Page): Promise<void> {
 
 const nav = (page: Page, name: string) =>
   page.getByRole("navigation", { name: "Sections" }).getByRole("link", { name, exact: true });
-
-async function signIn(page: Page, base: string, login: string, password: string): Promise<void> {
-  await page.goto(`${base}/console/`);
-  await page.getByLabel("Account", { exact: true }).fill("acme");
-  await page.getByLabel("Login", { exact: true }).fill(login);
-  await page.getByLabel("Password", { exact: true }).fill(password);
-  await page.getByLabel("Password", { exact: true }).press("Enter");
-  await page.getByRole("heading", { name: "Projects" }).waitFor();
-}
 
 describe("console in Chromium", function () {
   this.timeout(60_000);

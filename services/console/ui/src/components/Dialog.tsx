@@ -2,7 +2,12 @@
 import type { ComponentChildren } from "preact";
 import { useLayoutEffect, useRef } from "preact/hooks";
 
-export function Dialog(props: { title: string; onClose: () => void; children: ComponentChildren }) {
+/** The title may hold names: isolate them (`<bdi>`), so that their text cannot reorder it. */
+export function Dialog(props: {
+  title: ComponentChildren;
+  onClose: () => void;
+  children: ComponentChildren;
+}) {
   const ref = useRef<HTMLDialogElement>(null);
   // Opened before the first paint, so the dialog is never shown without its focus trap.
   useLayoutEffect(() => {
@@ -20,7 +25,7 @@ export function Dialog(props: { title: string; onClose: () => void; children: Co
 
 /** A yes/no question in a dialog. */
 export function Confirm(props: {
-  title: string;
+  title: ComponentChildren;
   question: string;
   confirmLabel: string;
   onConfirm: () => void;

@@ -2,7 +2,7 @@
  * The structured diff of a dry run: named entries `{added, removed, changed}` and
  * changed fields `{before, after}`, nested to any depth, each part labelled.
  */
-import { valueText } from "./Value.tsx";
+import { Value } from "./Value.tsx";
 
 type Diff = Record<string, unknown>;
 
@@ -13,9 +13,9 @@ const isChange = (v: unknown): v is { before?: unknown; after?: unknown } =>
 function Change({ change }: { change: { before?: unknown; after?: unknown } }) {
   return (
     <span class="diff-change">
-      <del class="diff-before">{"before" in change ? valueText(change.before) : "(not set)"}</del>
+      <del class="diff-before">{"before" in change ? <Value value={change.before} /> : "(not set)"}</del>
       {" → "}
-      <ins class="diff-after">{"after" in change ? valueText(change.after) : "(not set)"}</ins>
+      <ins class="diff-after">{"after" in change ? <Value value={change.after} /> : "(not set)"}</ins>
     </span>
   );
 }
@@ -30,7 +30,7 @@ function Entries({ diff }: { diff: Diff }) {
               <span class="diff-mark" aria-hidden="true">
                 +
               </span>
-              <span class="sr-only">added</span> {valueText(n)}
+              <span class="sr-only">added</span> <Value value={n} />
             </li>
           ));
         if (name === "removed" && Array.isArray(part))
@@ -39,7 +39,7 @@ function Entries({ diff }: { diff: Diff }) {
               <span class="diff-mark" aria-hidden="true">
                 −
               </span>
-              <span class="sr-only">removed</span> {valueText(n)}
+              <span class="sr-only">removed</span> <Value value={n} />
             </li>
           ));
         if (name === "changed" && isObject(part))
@@ -48,7 +48,7 @@ function Entries({ diff }: { diff: Diff }) {
               <span class="diff-mark" aria-hidden="true">
                 ~
               </span>
-              <span class="sr-only">changed</span> <span class="diff-name">{n}</span>
+              <span class="sr-only">changed</span> <bdi class="diff-name">{n}</bdi>
               {isChange(inner) ? (
                 <>
                   {": "}
@@ -70,7 +70,9 @@ function Entries({ diff }: { diff: Diff }) {
             ) : isObject(part) ? (
               <Entries diff={part} />
             ) : (
-              <>: {valueText(part)}</>
+              <>
+                : <Value value={part} />
+              </>
             )}
           </li>
         );
@@ -84,7 +86,7 @@ export function DiffView({ diff }: { diff: Diff }) {
   return (
     <section class="diff" aria-label="What would change">
       <p class="diff-summary">
-        <strong>Summary:</strong> {valueText(summary)}
+        <strong>Summary:</strong> <Value value={summary} />
       </p>
       {Object.keys(sections).length > 0 && <Entries diff={sections} />}
     </section>

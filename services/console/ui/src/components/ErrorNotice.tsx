@@ -1,9 +1,20 @@
-/** An API failure (or any error) as an alert that takes the focus, so it is read out at once. */
+/**
+ * An API failure (or any error) as an alert that takes the focus, so it is read out at
+ * once; with a Retry button when what failed can simply be tried again (a load).
+ */
 import { useRef } from "preact/hooks";
 import { ApiFailure } from "../api.ts";
 import { useFocusOn } from "./focus.ts";
 
-export function ErrorNotice({ error, title }: { error: unknown; title?: string }) {
+export function ErrorNotice({
+  error,
+  title,
+  onRetry,
+}: {
+  error: unknown;
+  title?: string;
+  onRetry?: () => void;
+}) {
   const ref = useRef<HTMLDivElement>(null);
   useFocusOn(ref, error);
   if (!error) return null;
@@ -19,6 +30,11 @@ export function ErrorNotice({ error, title }: { error: unknown; title?: string }
           {failure.errorCode !== undefined && ` / ${failure.errorCode}`}
           {failure.requestId && ` · request ${failure.requestId}`}
         </p>
+      )}
+      {onRetry && (
+        <button type="button" class="retry" onClick={onRetry}>
+          Retry
+        </button>
       )}
     </div>
   );

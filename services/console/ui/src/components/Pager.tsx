@@ -1,4 +1,7 @@
-/** Previous / next page over `next_batch` links (the server's, followed as they are). */
+/**
+ * Previous / next page over `next_batch` links (the server's, followed as they are), and
+ * which page is shown — a status, so that turning a page is announced.
+ */
 import type { Paged } from "./usePaged.ts";
 
 export function Pager(props: { label: string; paged: Paged<unknown> }) {
@@ -11,6 +14,11 @@ export function Pager(props: { label: string; paged: Paged<unknown> }) {
       <button type="button" disabled={!paged.next} onClick={paged.goNext}>
         Next page →
       </button>
+      {(paged.hasPrevious || paged.next) && (
+        <span class="pager-page" role="status">
+          Page {paged.page}
+        </span>
+      )}
     </nav>
   );
 }

@@ -6,7 +6,25 @@ export function valueText(value: unknown): string {
   return String(value);
 }
 
+/**
+ * A value, isolated (`<bdi>`): its own direction is guessed from its text, and its
+ * bidirectional control characters reorder nothing around it.
+ */
 export function Value({ value }: { value: unknown }) {
   const kind = value === null || value === undefined ? "null" : typeof value;
-  return <span class={`value value-${kind}`}>{valueText(value)}</span>;
+  return <bdi class={`value value-${kind}`}>{valueText(value)}</bdi>;
+}
+
+/** Names (roles, say) separated by commas, each isolated like a value. */
+export function Names({ names }: { names: string[] }) {
+  return (
+    <>
+      {names.map((name, i) => (
+        <span key={name}>
+          {i > 0 && ", "}
+          <bdi>{name}</bdi>
+        </span>
+      ))}
+    </>
+  );
 }

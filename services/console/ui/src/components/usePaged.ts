@@ -5,7 +5,11 @@ import { type Client, pageOf } from "../api.ts";
 export interface Paged<T> {
   items: T[] | undefined;
   error: unknown;
+  /** A page is on its way. */
+  loading: boolean;
   next: string | undefined;
+  /** Which page this is, from 1. */
+  page: number;
   hasPrevious: boolean;
   goNext: () => void;
   goPrevious: () => void;
@@ -17,6 +21,7 @@ export function usePaged<T>(client: Client, first: string | undefined): Paged<T>
   const [items, setItems] = useState<T[]>();
   const [next, setNext] = useState<string>();
   const [error, setError] = useState<unknown>();
+  const [loading, setLoading] = useState(false);
   const [generation, setGeneration] = useState(0);
 
   useEffect(() => {
@@ -27,6 +32,7 @@ export function usePaged<T>(client: Client, first: string | undefined): Paged<T>
   useEffect(() => {
     if (!path) return;
     let stale = false;
+    setLoading(true);
     client.call("GET", path).then(
       (r) => {
         if (stale) return;
@@ -34,12 +40,14 @@ export function usePaged<T>(client: Client, first: string | undefined): Paged<T>
         setItems(page.items);
         setNext(page.next);
         setError(undefined);
+        setLoading(false);
       },
       (err) => {
         if (stale) return;
         setItems(undefined);
         setNext(undefined);
         setError(err);
+        setLoading(false);
       },
     );
     return () => {
@@ -50,7 +58,9 @@ export function usePaged<T>(client: Client, first: string | undefined): Paged<T>
   return {
     items,
     error,
+    loading,
     next,
+    page: trail.length,
     hasPrevious: trail.length > 1,
     goNext: useCallback(() => next && setTrail((t) => [...t, next]), [next]),
     goPrevious: useCallback(() => setTrail((t) => (t.length > 1 ? t.slice(0, -1) : t)), []),

@@ -7,6 +7,8 @@ import { useState } from "preact/hooks";
 import type { AdminContext } from "../admin-context.ts";
 import { type Client, seg } from "../api.ts";
 import { ErrorNotice } from "../components/ErrorNotice.tsx";
+import { LoadStatus } from "../components/LoadStatus.tsx";
+import { ScreenHeading } from "../components/ScreenHeading.tsx";
 import { useLoad } from "../components/useLoad.ts";
 import { type DataSession, dataSessions } from "../session.ts";
 import { useSession } from "../use-session.ts";
@@ -114,9 +116,10 @@ function Workspace(props: { client: Client; root: string; session: DataSession; 
   return (
     <section aria-labelledby="explorer-title">
       <div class="heading">
-        <h1 id="explorer-title">
-          Data: {session.account} / {session.project} / {session.version}
-        </h1>
+        <ScreenHeading
+          id="explorer-title"
+          title={`Data: ${session.account} / ${session.project} / ${session.version}`}
+        />
         <span class="who">
           {session.userIdentifier} <span class="muted">({session.roles.join(", ")})</span>
           <button type="button" onClick={props.onLogOut}>
@@ -124,9 +127,10 @@ function Workspace(props: { client: Client; root: string; session: DataSession; 
           </button>
         </span>
       </div>
-      <ErrorNotice error={collections.error ?? error} />
+      <ErrorNotice error={error} />
+      <LoadStatus what="tables and resources" load={collections} />
       <div class="explorer">
-        <nav class="collections" aria-label="Tables and resources">
+        <nav class="collections" aria-label="Tables and resources" aria-busy={collections.loading}>
           {group("table", "Tables")}
           {group("resource", "Resources")}
         </nav>

@@ -7,6 +7,7 @@ import type { AdminContext } from "../admin-context.ts";
 import { anonymous, seg } from "../api.ts";
 import { ErrorNotice } from "../components/ErrorNotice.tsx";
 import { Field } from "../components/Field.tsx";
+import { ScreenHeading } from "../components/ScreenHeading.tsx";
 import { useLoad } from "../components/useLoad.ts";
 import type { DataSession } from "../session.ts";
 
@@ -90,7 +91,9 @@ export function ExplorerSignIn(props: {
 
   return (
     <section aria-labelledby="explorer-signin-title" class="signin-wide">
-      <h1 id="explorer-signin-title">Data explorer</h1>
+      <ScreenHeading id="explorer-signin-title" title="Data explorer: log in">
+        Data explorer
+      </ScreenHeading>
       {props.notice && (
         <div class="notice warning" role="alert">
           {props.notice}
@@ -127,7 +130,7 @@ export function ExplorerSignIn(props: {
       {info && target && (
         <form class="card" onSubmit={login} aria-labelledby="data-login-title">
           <h2 id="data-login-title">
-            2. Log in to {target.project} ({target.version})
+            2. Log in to <bdi>{target.project}</bdi> (<bdi>{target.version}</bdi>)
           </h2>
           {info.fields.map((f) => (
             <Field

@@ -5,8 +5,9 @@
  */
 import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { ApiFailure, type Client } from "../api.ts";
-import { ErrorNotice } from "../components/ErrorNotice.tsx";
+import { LoadStatus } from "../components/LoadStatus.tsx";
 import { Pager } from "../components/Pager.tsx";
+import { ScrollArea } from "../components/ScrollArea.tsx";
 import { usePaged } from "../components/usePaged.ts";
 import { Value } from "../components/Value.tsx";
 import { type QueryErrorPlace, queryErrorPlace } from "./query-error.ts";
@@ -98,7 +99,7 @@ export function RowGrid(props: {
   const columns = rows.items ? columnsOf(rows.items) : [];
 
   return (
-    <div class="rows">
+    <div class="rows" aria-busy={rows.loading}>
       <form
         class="toolbar"
         onSubmit={(e) => {
@@ -138,10 +139,11 @@ export function RowGrid(props: {
           Apply
         </button>
       </form>
-      {!place && <ErrorNotice error={rows.error} />}
+      {/* A filter's or order's error is shown at its input instead. */}
+      <LoadStatus what="rows" load={place ? { ...rows, error: undefined } : rows} />
       {rows.items?.length === 0 && <p class="empty">No rows.</p>}
       {rows.items && rows.items.length > 0 && (
-        <div class="scroll">
+        <ScrollArea label="Rows">
           <table class="grid data">
             <thead>
               <tr>
@@ -181,7 +183,7 @@ export function RowGrid(props: {
               ))}
             </tbody>
           </table>
-        </div>
+        </ScrollArea>
       )}
       <Pager label="Row pages" paged={rows} />
     </div>

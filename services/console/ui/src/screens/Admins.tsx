@@ -3,9 +3,11 @@ import { useState } from "preact/hooks";
 import type { AdminContext } from "../admin-context.ts";
 import { seg } from "../api.ts";
 import { Confirm } from "../components/Dialog.tsx";
-import { ErrorNotice, Outcome } from "../components/ErrorNotice.tsx";
+import { Outcome } from "../components/ErrorNotice.tsx";
 import { Field } from "../components/Field.tsx";
 import { FormCard } from "../components/FormCard.tsx";
+import { LoadStatus } from "../components/LoadStatus.tsx";
+import { ScreenHeading } from "../components/ScreenHeading.tsx";
 import { RowAction, Table } from "../components/Table.tsx";
 import { Time } from "../components/Time.tsx";
 import { useAction } from "../components/useAction.ts";
@@ -51,16 +53,17 @@ export function Admins({ context }: { context: AdminContext }) {
   };
 
   return (
-    <section aria-labelledby="admins-title" class="split">
+    <section aria-labelledby="admins-title" class="split" aria-busy={admins.loading}>
       <div>
-        <h1 id="admins-title">Administrators</h1>
-        <ErrorNotice error={admins.error} />
+        <ScreenHeading id="admins-title" title="Administrators" />
+        <LoadStatus what="administrators" load={admins} />
         {admins.value && (
           <Table
+            label="Administrators"
             rows={admins.value}
             rowKey={(a) => a.login}
             columns={[
-              { title: "Login", cell: (a) => a.login },
+              { title: "Login", cell: (a) => <bdi>{a.login}</bdi> },
               {
                 title: "Role",
                 cell: (a) => (
@@ -111,7 +114,11 @@ export function Admins({ context }: { context: AdminContext }) {
       <Outcome action={action} />
       {removing && (
         <Confirm
-          title={`Remove ${removing}?`}
+          title={
+            <>
+              Remove <bdi>{removing}</bdi>?
+            </>
+          }
           question="Their admin keys stop working at once."
           confirmLabel="Remove"
           onConfirm={() => remove(removing)}

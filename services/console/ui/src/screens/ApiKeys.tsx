@@ -3,14 +3,16 @@ import { useState } from "preact/hooks";
 import type { AdminContext } from "../admin-context.ts";
 import { seg } from "../api.ts";
 import { Confirm, Dialog } from "../components/Dialog.tsx";
-import { ErrorNotice, Outcome } from "../components/ErrorNotice.tsx";
+import { Outcome } from "../components/ErrorNotice.tsx";
 import { Field } from "../components/Field.tsx";
 import { FormCard } from "../components/FormCard.tsx";
+import { LoadStatus } from "../components/LoadStatus.tsx";
 import { RolePicker } from "../components/RolePicker.tsx";
 import { RowAction, Table } from "../components/Table.tsx";
-import { Time } from "../components/Time.tsx";
+import { fromUtcInput, Time } from "../components/Time.tsx";
 import { useAction } from "../components/useAction.ts";
 import { useLoad } from "../components/useLoad.ts";
+import { Names } from "../components/Value.tsx";
 
 interface ApiKey {
   id: string;
@@ -41,7 +43,7 @@ export function ApiKeys(props: { context: AdminContext; project: string; roles: 
     void action.run(async () => {
       const body: Record<string, unknown> = { name, roles };
       if (description) body.description = description;
-      if (expires) body.expiration = new Date(expires).toISOString();
+      if (expires) body.expiration = fromUtcInput(expires);
       const r = await context.client.call<ApiKey>("POST", keysPath, { body });
       setCreated(r.body);
       setName("");
@@ -62,13 +64,14 @@ export function ApiKeys(props: { context: AdminContext; project: string; roles: 
   };
 
   return (
-    <div class="split">
+    <div class="split" aria-busy={keys.loading}>
       <div>
         <h2>API keys</h2>
-        <ErrorNotice error={keys.error} />
+        <LoadStatus what="API keys" load={keys} />
         {keys.value?.length === 0 && <p class="empty">No keys.</p>}
         {keys.value && keys.value.length > 0 && (
           <Table
+            label="API keys"
             rows={keys.value}
             rowKey={(k) => k.id}
             columns={[
@@ -76,15 +79,15 @@ export function ApiKeys(props: { context: AdminContext; project: string; roles: 
                 title: "Name",
                 cell: (k) => (
                   <>
-                    {k.name}
+                    <bdi>{k.name}</bdi>
                     {k.description && <div class="muted">{k.description}</div>}
                   </>
                 ),
               },
               { title: "Kind", cell: (k) => k.kind },
               { title: "Status", cell: (k) => <span class={`badge status-${k.status}`}>{k.status}</span> },
-              { title: "Roles", cell: (k) => k.roles.join(", ") },
-              { title: "Expires (UTC)", cell: (k) => <Time iso={k.expiration} /> },
+              { title: "Roles", cell: (k) => <Names names={k.roles} /> },
+              { title: "Expires", cell: (k) => <Time iso={k.expiration} /> },
             ]}
             actions={
               context.readOnly
@@ -99,12 +102,12 @@ export function ApiKeys(props: { context: AdminContext; project: string; roles: 
           <Field label="Name" name="key-name" value={name} onInput={setName} required />
           <Field label="Description" name="key-description" value={description} onInput={setDescription} />
           <Field
-            label="Expires"
+            label="Expires (UTC)"
             name="key-expires"
             type="datetime-local"
             value={expires}
             onInput={setExpires}
-            hint="Your local time; empty: the key does not expire."
+            hint="Empty: the key does not expire."
           />
           <RolePicker roles={props.roles} chosen={roles} onChange={setRoles} />
         </FormCard>
@@ -113,7 +116,11 @@ export function ApiKeys(props: { context: AdminContext; project: string; roles: 
       {created?.apikey && <NewKey apiKey={created} onClose={() => setCreated(undefined)} />}
       {deleting && (
         <Confirm
-          title={`Delete key ${deleting.name}?`}
+          title={
+            <>
+              Delete key <bdi>{deleting.name}</bdi>?
+            </>
+          }
           question="Programs using this key are refused from their next request on."
           confirmLabel="Delete"
           onConfirm={() => remove(deleting)}
@@ -136,7 +143,14 @@ function NewKey(props: { apiKey: ApiKey; onClose: () => void }) {
     }
   }
   return (
-    <Dialog title={`Key ${props.apiKey.name} created`} onClose={props.onClose}>
+    <Dialog
+      title={
+        <>
+          Key <bdi>{props.apiKey.name}</bdi> created
+        </>
+      }
+      onClose={props.onClose}
+    >
       <p class="notice warning">This is the only time the key is shown. Copy it now and keep it safe.</p>
       <div class="field">
         <label for="new-key-value">API key</label>

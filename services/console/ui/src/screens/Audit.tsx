@@ -1,11 +1,12 @@
 /** The account's audit trail, oldest first, paged by `next_batch`; a start time jumps ahead. */
 import { useState } from "preact/hooks";
 import type { AdminContext } from "../admin-context.ts";
-import { ErrorNotice } from "../components/ErrorNotice.tsx";
 import { Field } from "../components/Field.tsx";
+import { LoadStatus } from "../components/LoadStatus.tsx";
 import { Pager } from "../components/Pager.tsx";
+import { ScreenHeading } from "../components/ScreenHeading.tsx";
 import { Table } from "../components/Table.tsx";
-import { Time } from "../components/Time.tsx";
+import { fromUtcInput, Time } from "../components/Time.tsx";
 import { usePaged } from "../components/usePaged.ts";
 
 interface Entry {
@@ -31,21 +32,15 @@ export function Audit({ context }: { context: AdminContext }) {
   const apply = (e: Event) => {
     e.preventDefault();
     const params = new URLSearchParams({ pagesize });
-    if (since) params.set("since", new Date(since).toISOString());
+    if (since) params.set("since", fromUtcInput(since));
     setQuery(params.toString());
   };
 
   return (
-    <section aria-labelledby="audit-title">
-      <h1 id="audit-title">Audit trail</h1>
+    <section aria-labelledby="audit-title" aria-busy={audit.loading}>
+      <ScreenHeading id="audit-title" title="Audit trail" />
       <form class="toolbar" onSubmit={apply}>
-        <Field
-          label="From (your local time)"
-          name="since"
-          type="datetime-local"
-          value={since}
-          onInput={setSince}
-        />
+        <Field label="From (UTC)" name="since" type="datetime-local" value={since} onInput={setSince} />
         <div class="field">
           <label for="audit-pagesize">Entries per page</label>
           <select
@@ -60,10 +55,11 @@ export function Audit({ context }: { context: AdminContext }) {
         </div>
         <button type="submit">Show</button>
       </form>
-      <ErrorNotice error={audit.error} />
+      <LoadStatus what="the audit trail" load={audit} />
       {audit.items?.length === 0 && <p class="empty">No entries.</p>}
       {audit.items && audit.items.length > 0 && (
         <Table
+          label="Audit entries"
           class="audit"
           rows={audit.items}
           rowKey={(e) => e.id}
@@ -73,7 +69,14 @@ export function Audit({ context }: { context: AdminContext }) {
             {
               title: "Who",
               class: "nowrap",
-              cell: (e) => (e.actor.kind === "operator" ? "operator" : `${e.actor.login} (${e.actor.role})`),
+              cell: (e) =>
+                e.actor.kind === "operator" ? (
+                  "operator"
+                ) : (
+                  <>
+                    <bdi>{e.actor.login}</bdi> ({e.actor.role})
+                  </>
+                ),
             },
             {
               title: "Change",
@@ -83,7 +86,7 @@ export function Audit({ context }: { context: AdminContext }) {
                 </code>
               ),
             },
-            { title: "Summary", cell: (e) => e.summary },
+            { title: "Summary", cell: (e) => <bdi>{e.summary}</bdi> },
             { title: "Status", cell: (e) => `${e.status}${e.errorCode ? ` / ${e.errorCode}` : ""}` },
           ]}
         />

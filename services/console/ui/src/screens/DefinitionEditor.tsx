@@ -148,6 +148,9 @@ export function DefinitionEditor(props: {
   const check = () =>
     run(async () => {
       setDryRun(undefined);
+      // Without a name the request would go to the projects list itself: say so, send nothing.
+      if (!projectName.trim())
+        throw new Error("Name the project first (Project name, above): nothing was sent.");
       const body = parsed();
       const r = await context.client.call<Record<string, unknown>>("PUT", `${projectPath}?dryRun=true`, {
         body,

@@ -2,7 +2,8 @@
 
 import type { AdminContext } from "../admin-context.ts";
 import { seg } from "../api.ts";
-import { ErrorNotice } from "../components/ErrorNotice.tsx";
+import { LoadStatus } from "../components/LoadStatus.tsx";
+import { ScreenHeading } from "../components/ScreenHeading.tsx";
 import { useLoad } from "../components/useLoad.ts";
 import { href } from "../route.ts";
 import { ApiKeys } from "./ApiKeys.tsx";
@@ -40,7 +41,7 @@ export function Project(props: { context: AdminContext; name: string | undefined
   if (name === undefined) {
     return (
       <section aria-labelledby="project-title">
-        <h1 id="project-title">New project</h1>
+        <ScreenHeading id="project-title" title="New project" />
         <DefinitionEditor context={context} project={undefined} onStored={() => {}} />
       </section>
     );
@@ -48,15 +49,16 @@ export function Project(props: { context: AdminContext; name: string | undefined
   // Only the project the address names: never another one's definition under this name.
   const loaded = project.value?.name === name ? project.value : undefined;
   const roles = Object.keys((loaded?.definition.roles as Record<string, unknown> | undefined) ?? {});
+  const tabLabel = TABS.find((t) => t.id === tab)!.label;
   return (
-    <section aria-labelledby="project-title">
+    <section aria-labelledby="project-title" aria-busy={project.loading}>
       <p class="crumbs">
         <a href={href("projects")}>Projects</a> /
       </p>
-      <h1 id="project-title">
-        {name}
+      <ScreenHeading id="project-title" title={`${name}: ${tabLabel}`}>
+        <bdi>{name}</bdi>
         {loaded && <span class="muted"> · revision {loaded.revision}</span>}
-      </h1>
+      </ScreenHeading>
       <nav class="tabs" aria-label="Project sections">
         {TABS.map((t) => (
           <a key={t.id} href={href("projects", name, t.id)} aria-current={t.id === tab ? "page" : undefined}>
@@ -64,7 +66,7 @@ export function Project(props: { context: AdminContext; name: string | undefined
           </a>
         ))}
       </nav>
-      <ErrorNotice error={project.error} />
+      <LoadStatus what="the project" load={project} />
       {loaded && tab === "definition" && (
         <DefinitionEditor key={name} context={context} project={loaded} onStored={project.reload} />
       )}

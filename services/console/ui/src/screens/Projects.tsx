@@ -1,6 +1,7 @@
 /** The account's projects. */
 import type { AdminContext } from "../admin-context.ts";
-import { ErrorNotice } from "../components/ErrorNotice.tsx";
+import { LoadStatus } from "../components/LoadStatus.tsx";
+import { ScreenHeading } from "../components/ScreenHeading.tsx";
 import { Table } from "../components/Table.tsx";
 import { Time } from "../components/Time.tsx";
 import { useLoad } from "../components/useLoad.ts";
@@ -18,19 +19,20 @@ export function Projects({ context }: { context: AdminContext }) {
     [context],
   );
   return (
-    <section aria-labelledby="projects-title">
+    <section aria-labelledby="projects-title" aria-busy={projects.loading}>
       <div class="heading">
-        <h1 id="projects-title">Projects</h1>
+        <ScreenHeading id="projects-title" title="Projects" />
         {!context.readOnly && (
           <a class="button primary" href={href("new-project")}>
             New project
           </a>
         )}
       </div>
-      <ErrorNotice error={projects.error} />
+      <LoadStatus what="projects" load={projects} />
       {projects.value && projects.value.length === 0 && <p class="empty">No projects yet.</p>}
       {projects.value && projects.value.length > 0 && (
         <Table
+          label="Projects"
           rows={projects.value}
           rowKey={(p) => p.name}
           columns={[

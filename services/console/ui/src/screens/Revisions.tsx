@@ -4,7 +4,9 @@ import type { AdminContext } from "../admin-context.ts";
 import { ApiFailure, seg } from "../api.ts";
 import { Confirm, Dialog } from "../components/Dialog.tsx";
 import { Done, ErrorNotice } from "../components/ErrorNotice.tsx";
+import { LoadStatus } from "../components/LoadStatus.tsx";
 import { Pager } from "../components/Pager.tsx";
+import { ScrollArea } from "../components/ScrollArea.tsx";
 import { Table } from "../components/Table.tsx";
 import { Time } from "../components/Time.tsx";
 import { usePaged } from "../components/usePaged.ts";
@@ -74,10 +76,12 @@ export function Revisions(props: {
   }
 
   return (
-    <div>
-      <ErrorNotice error={error ?? revisions.error} />
+    <div aria-busy={revisions.loading}>
+      <ErrorNotice error={error} />
+      <LoadStatus what="revisions" load={revisions} />
       <Done message={done} />
       <Table
+        label="Revisions"
         rows={revisions.items ?? []}
         rowKey={(r) => r.revision}
         rowClass={(r) => (r.revision === project.revision ? "current" : undefined)}
@@ -93,7 +97,7 @@ export function Revisions(props: {
           },
           { title: "When", cell: (r) => <Time iso={r.at} /> },
           { title: "By", cell: (r) => byText(r.by) },
-          { title: "Summary", cell: (r) => r.summary },
+          { title: "Summary", cell: (r) => <bdi>{r.summary}</bdi> },
         ]}
         actions={(r) => (
           <>
@@ -112,9 +116,11 @@ export function Revisions(props: {
       {viewing && (
         <Dialog title={`Revision ${viewing.revision}`} onClose={() => setViewing(undefined)}>
           <p>
-            {viewing.at} by {byText(viewing.by)}: {viewing.summary}
+            <Time iso={viewing.at} /> by <bdi>{byText(viewing.by)}</bdi>: <bdi>{viewing.summary}</bdi>
           </p>
-          <pre class="code">{valueText(JSON.stringify(viewing.definition, null, 2))}</pre>
+          <ScrollArea label={`Revision ${viewing.revision}'s definition`} class="tall">
+            <pre class="code">{valueText(JSON.stringify(viewing.definition, null, 2))}</pre>
+          </ScrollArea>
           <div class="actions">
             <button type="button" onClick={() => setViewing(undefined)} autofocus>
               Close

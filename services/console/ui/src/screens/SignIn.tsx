@@ -4,6 +4,7 @@ import { anonymous, seg } from "../api.ts";
 import { ErrorNotice } from "../components/ErrorNotice.tsx";
 import { Field } from "../components/Field.tsx";
 import { useFocusOn } from "../components/focus.ts";
+import { ScreenHeading } from "../components/ScreenHeading.tsx";
 import { href } from "../route.ts";
 import type { AdminSession } from "../session.ts";
 
@@ -52,7 +53,7 @@ export function SignIn(props: { notice: string | undefined; onSignedIn: (s: Admi
 
   return (
     <main class="signin" id="main">
-      <h1>Tessera console</h1>
+      <ScreenHeading title="Sign in">Tessera console</ScreenHeading>
       {props.notice && (
         <div class="notice warning" role="alert" tabIndex={-1} ref={noticeRef}>
           {props.notice}

@@ -3,13 +3,15 @@ import { useState } from "preact/hooks";
 import type { AdminContext } from "../admin-context.ts";
 import { seg } from "../api.ts";
 import { Confirm } from "../components/Dialog.tsx";
-import { ErrorNotice, Outcome } from "../components/ErrorNotice.tsx";
+import { Outcome } from "../components/ErrorNotice.tsx";
 import { Field } from "../components/Field.tsx";
 import { FormCard } from "../components/FormCard.tsx";
+import { LoadStatus } from "../components/LoadStatus.tsx";
 import { RolePicker } from "../components/RolePicker.tsx";
 import { RowAction, Table } from "../components/Table.tsx";
 import { useAction } from "../components/useAction.ts";
 import { useLoad } from "../components/useLoad.ts";
+import { Names } from "../components/Value.tsx";
 
 interface User {
   username: string;
@@ -50,18 +52,19 @@ export function Users(props: { context: AdminContext; project: string; roles: st
   };
 
   return (
-    <div class="split">
+    <div class="split" aria-busy={users.loading}>
       <div>
         <h2>Users</h2>
-        <ErrorNotice error={users.error} />
+        <LoadStatus what="users" load={users} />
         {users.value?.length === 0 && <p class="empty">No built-in users.</p>}
         {users.value && users.value.length > 0 && (
           <Table
+            label="Users"
             rows={users.value}
             rowKey={(u) => u.username}
             columns={[
-              { title: "Username", cell: (u) => u.username },
-              { title: "Roles", cell: (u) => u.roles.join(", ") },
+              { title: "Username", cell: (u) => <bdi>{u.username}</bdi> },
+              { title: "Roles", cell: (u) => <Names names={u.roles} /> },
             ]}
             actions={
               context.readOnly
@@ -93,7 +96,11 @@ export function Users(props: { context: AdminContext; project: string; roles: st
       <Outcome action={action} />
       {deleting && (
         <Confirm
-          title={`Delete user ${deleting}?`}
+          title={
+            <>
+              Delete user <bdi>{deleting}</bdi>?
+            </>
+          }
           question="The user can no longer log in. Keys already issued to the user keep working until they expire or are deleted."
           confirmLabel="Delete"
           onConfirm={() => remove(deleting)}
