@@ -3,6 +3,7 @@
  * one credential, errors turned into ApiFailure (the documented error body), and
  * a 401 reported to whoever owns the credential (it signs the session out).
  */
+import { encodePathSegment } from "../../../../shared/names.ts";
 
 export interface Problem {
   path: string;
@@ -54,10 +55,8 @@ export function localPath(url: string): string {
   return u.pathname + u.search;
 }
 
-/** Path segments are always encoded: a name can hold anything. */
-export function seg(value: string): string {
-  return encodeURIComponent(value);
-}
+/** Path segments are always encoded, and never one a client would resolve away (`..`: shared/names.ts). */
+export const seg = encodePathSegment;
 
 async function send<T>(
   method: string,

@@ -3,6 +3,7 @@
  * localStorage or a URL): the administrator's admin key, and the data explorer's
  * project key.
  */
+import { encodePathSegment } from "../../../../shared/names.ts";
 
 export interface AdminSession {
   account: string;
@@ -48,7 +49,7 @@ function stored<S>(name: string): Pick<SessionKind<S>, "read" | "write"> {
   };
 }
 
-const seg = encodeURIComponent;
+const seg = encodePathSegment;
 
 export const adminSessions: SessionKind<AdminSession> = {
   ...stored<AdminSession>("tessera.console.admin"),
