@@ -98,11 +98,10 @@ export function isStoredName(kind: NameKind, name: string): boolean {
 }
 
 /**
- * One path segment, percent-encoded. A segment that breaks the segment rules is never
- * sent: clients resolve `.` and `..` (encoded or not) away, so it would address another URL.
+ * True when a segment of the URL path is `.` or `..`, written plainly or percent-encoded
+ * (`%2E%2E`): clients (browsers, `fetch`, curl) resolve it away, so such a request would
+ * reach another URL (`DELETE …/users/..` → `DELETE …/projects/p/`). Never send one.
  */
-export function encodePathSegment(value: string): string {
-  const problem = segmentProblem(value);
-  if (problem) throw new Error(`'${value}' cannot be used in a URL: it ${problem}`);
-  return encodeURIComponent(value);
+export function pathResolvesAway(path: string): boolean {
+  return (path.split(/[?#]/, 1)[0] ?? "").split("/").some((segment) => /^(\.|%2e){1,2}$/i.test(segment));
 }

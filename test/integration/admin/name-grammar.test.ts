@@ -152,6 +152,32 @@ describe("name grammar", function () {
     expect((await admin.send("GET", "/accounts/acme/projects/p")).status).to.equal(200);
   });
 
+  it("keeps serving a project whose stored definition has a role named 'constructor', refusing its PUT", async () => {
+    const definition = demoProject({
+      roles: { constructor: { tables: { "*": { access: ["read", "insert", "update", "delete"] } } } },
+    });
+    // As an earlier release stored it.
+    const written = await platform.data.deps.meta.writeProject("acme", "legacy", definition, {
+      uid: "legacy-uid",
+      revision: 0,
+    });
+    expect(written?.revision).to.equal(1);
+    const key = await admin.keyWith("acme", "legacy", ["constructor"]);
+    const legacy = projectClient(platform.baseUrl, "acme", "legacy");
+    expect((await legacy.post(key, "customer", { name: "Old" })).status).to.equal(201);
+    expect((await legacy.get(key, "customer/Old")).body[0].name).to.equal("Old");
+    const check = await call(platform.baseUrl, "GET", "/admin/v1/name-check", { headers: operator() });
+    expect(check.body.findings).to.deep.include({
+      account: "acme",
+      project: "legacy",
+      kind: "definition",
+      name: "$.roles.constructor",
+      problem: "role name 'constructor' is reserved",
+    });
+    expectRefused(await admin.putProject("acme", "legacy", definition));
+    expect((await admin.send("GET", "/accounts/acme/projects/legacy")).body.revision).to.equal(1);
+  });
+
   it("keeps the name check the operator's alone", async () => {
     const login = await admin.send("PUT", "/accounts/acme/admins/ann", {
       password: "ann-secret-1",

@@ -1,10 +1,10 @@
 /** The one name grammar (shared/names.ts, docs/names.md). */
 import { expect } from "chai";
 import {
-  encodePathSegment,
   isStoredName,
   type NameKind,
   nameProblem,
+  pathResolvesAway,
   segmentProblem,
 } from "../../../shared/names.ts";
 
@@ -73,9 +73,10 @@ describe("name grammar", () => {
     expect(isStoredName("user", "")).to.equal(false);
   });
 
-  it("encodes a path segment, and never one a client would resolve away", () => {
-    expect(encodePathSegment("a b/c")).to.equal("a%20b%2Fc");
-    expect(() => encodePathSegment("..")).to.throw("dots only");
-    expect(() => encodePathSegment("")).to.throw("empty");
+  it("finds the path segments a client would resolve away, encoded or not", () => {
+    for (const path of ["/a/..", "/a/./b", "/a/%2E%2E", "/a/.%2e/b?x=1", "/a/%2e"])
+      expect(pathResolvesAway(path), path).to.equal(true);
+    for (const path of ["/a/b", "/a/...", "/a/b.c", "/a/b?x=..", "/a/%2E%2Ex"])
+      expect(pathResolvesAway(path), path).to.equal(false);
   });
 });

@@ -3,7 +3,7 @@
  * one credential, errors turned into ApiFailure (the documented error body), and
  * a 401 reported to whoever owns the credential (it signs the session out).
  */
-import { encodePathSegment } from "../../../../shared/names.ts";
+import { pathResolvesAway } from "../../../../shared/names.ts";
 
 export interface Problem {
   path: string;
@@ -55,8 +55,10 @@ export function localPath(url: string): string {
   return u.pathname + u.search;
 }
 
-/** Path segments are always encoded, and never one a client would resolve away (`..`: shared/names.ts). */
-export const seg = encodePathSegment;
+/** Path segments are always encoded: a name can hold anything. */
+export function seg(value: string): string {
+  return encodeURIComponent(value);
+}
 
 async function send<T>(
   method: string,
@@ -64,6 +66,11 @@ async function send<T>(
   authorization: string | undefined,
   options: RequestOptions,
 ): Promise<Reply<T>> {
+  if (pathResolvesAway(path)) {
+    throw new ApiFailure(400, {
+      errorMessage: "A name of dots only cannot be addressed in a URL (docs/names.md); nothing was sent.",
+    });
+  }
   const headers: Record<string, string> = { accept: "application/json", ...options.headers };
   if (authorization) headers.authorization = authorization;
   let body: string | undefined;

@@ -3,7 +3,6 @@
  * localStorage or a URL): the administrator's admin key, and the data explorer's
  * project key.
  */
-import { encodePathSegment } from "../../../../shared/names.ts";
 
 export interface AdminSession {
   account: string;
@@ -49,7 +48,7 @@ function stored<S>(name: string): Pick<SessionKind<S>, "read" | "write"> {
   };
 }
 
-const seg = encodePathSegment;
+const seg = encodeURIComponent;
 
 export const adminSessions: SessionKind<AdminSession> = {
   ...stored<AdminSession>("tessera.console.admin"),
