@@ -30,7 +30,7 @@ export const NAME_PATTERN = /^[A-Za-z][A-Za-z0-9_-]{0,62}$/;
 export const COLUMN_NAME_PATTERN = /^[A-Za-z][A-Za-z0-9_]{0,62}$/;
 /** Built-in users' and administrators' login names. */
 const LOGIN_PATTERN = /^[A-Za-z0-9_.@+-]{1,128}$/;
-const KEY_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+const KEY_ID_PATTERN = /^[A-Za-z0-9_-]+$/;
 const ROLE_MAX_LENGTH = 100;
 
 const PATTERNS: Record<Exclude<NameKind, "role">, { pattern: RegExp; says: string }> = {
@@ -43,7 +43,7 @@ const PATTERNS: Record<Exclude<NameKind, "role">, { pattern: RegExp; says: strin
   column: { pattern: COLUMN_NAME_PATTERN, says: "[A-Za-z][A-Za-z0-9_]{0,62}" },
   user: { pattern: LOGIN_PATTERN, says: "1 to 128 characters of A-Z a-z 0-9 _ . @ + -" },
   admin: { pattern: LOGIN_PATTERN, says: "1 to 128 characters of A-Z a-z 0-9 _ . @ + -" },
-  keyId: { pattern: KEY_ID_PATTERN, says: "1 to 64 characters of A-Z a-z 0-9 _ -" },
+  keyId: { pattern: KEY_ID_PATTERN, says: "characters of A-Z a-z 0-9 _ -" },
 };
 
 /** Property names that reach an object's prototype machinery. */

@@ -103,9 +103,7 @@ export function createGateway(options: GatewayOptions): http.Server {
           // the gateway reads the rest and drops it, so the client is not reset before it reads the answer.
           up.once("end", () => {
             if (req.complete) return;
-            req.unpipe(upstream);
-            upstream.off("error", onError).on("error", () => {});
-            upstream.destroy();
+            detach();
             req.resume();
           });
         },
@@ -131,19 +129,23 @@ export function createGateway(options: GatewayOptions): http.Server {
         }
       };
       upstream.on("error", onError);
+      // A body without a declared length is counted as it passes: past the limit, it is cut off.
+      let seen = 0;
+      const count = (chunk: Buffer) => {
+        seen += chunk.length;
+        if (limit === undefined || seen <= limit) return;
+        detach();
+        tooLarge();
+      };
+      /** The rest of the body goes nowhere, and the upstream request is dropped quietly. */
+      const detach = () => {
+        req.off("data", count).unpipe(upstream);
+        upstream.off("error", onError).on("error", () => {});
+        upstream.destroy();
+      };
       // The request body is sent once the connection stands (a new connection may still be refused).
       const send = () => {
         sending = true;
-        // A body without a declared length is counted as it passes: past the limit, it is cut off.
-        let seen = 0;
-        const count = (chunk: Buffer) => {
-          seen += chunk.length;
-          if (limit === undefined || seen <= limit) return;
-          req.off("data", count).unpipe(upstream);
-          upstream.off("error", onError).on("error", () => {});
-          upstream.destroy();
-          tooLarge();
-        };
         req.on("data", count).pipe(upstream);
       };
       upstream.on("socket", (socket) => {
