@@ -1,25 +1,29 @@
-/** Reads a JSON request body: 415 unless declared JSON, 413 over the limit, 400/4001 when it does not parse. */
+/**
+ * The one reader of JSON request bodies of every service: 415 unless declared JSON,
+ * 413 over the limit, 400/4001 when the bytes are not strict UTF-8, nest too deep,
+ * hold a lone surrogate or a `__proto__` property, or do not parse (json-text.ts).
+ */
 import type { Context } from "koa";
 import getRawBody from "raw-body";
 import { errors } from "../errors.ts";
+import { parseJsonBytes } from "./json-text.ts";
 
 export async function readJsonBody(ctx: Context, limitBytes: number): Promise<unknown> {
   const type = ctx.get("content-type");
   if (!/^application\/(.+\+)?json\s*(;|$)/i.test(type)) throw errors.unsupportedMediaType();
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = await getRawBody(ctx.req, { limit: limitBytes, encoding: "utf8" });
+    bytes = await getRawBody(ctx.req, { limit: limitBytes });
   } catch (err) {
     if ((err as { type?: string }).type === "entity.too.large") {
-      // The rest of the body is never read: the connection cannot be reused.
-      ctx.set("Connection", "close");
+      // The rest of the body is read and dropped, so that the client (or the gateway) still
+      // sending it is not reset before it reads the 413.
+      ctx.req.resume();
       throw errors.tooLarge(limitBytes);
     }
     throw errors.malformed("The request body could not be read");
   }
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw errors.malformed("The request body is not valid JSON");
-  }
+  const parsed = parseJsonBytes(bytes);
+  if ("problem" in parsed) throw errors.malformed(parsed.problem);
+  return parsed.value;
 }

@@ -121,6 +121,7 @@ export async function startPlatform(
   const gateway = createGateway({
     upstreams: { auth: authUrl, data: dataUrl, console: consoleUrl },
     ready: async () => true,
+    maxBodyBytes: dataConfig.MAX_BODY_BYTES,
   });
   const baseUrl = await listen(gateway);
 

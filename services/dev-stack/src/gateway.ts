@@ -11,6 +11,7 @@
 import { randomUUID } from "node:crypto";
 import http from "node:http";
 import { pipeline } from "node:stream";
+import { errors } from "../../../shared/errors.ts";
 import { routeFor, type ServiceName } from "./routing.ts";
 import { UpstreamPool } from "./upstream-pool.ts";
 
@@ -23,6 +24,11 @@ export interface GatewayOptions {
   route?: (path: string) => ServiceName | undefined;
   /** GET /readyz answers 200 when this resolves true. */
   ready: () => Promise<boolean>;
+  /**
+   * Request bodies over this many bytes are answered 413 here (the rest of the body read and
+   * dropped) and never reach a service: the largest limit of the services behind it.
+   */
+  maxBodyBytes?: number;
 }
 
 function sendError(res: http.ServerResponse, status: number, errorCode: number, errorMessage: string): void {
@@ -60,6 +66,15 @@ export function createGateway(options: GatewayOptions): http.Server {
     }
     const headers = { ...req.headers };
     headers["x-request-id"] ??= randomUUID();
+    const limit = options.maxBodyBytes;
+    const tooLarge = () => {
+      req.resume();
+      const error = errors.tooLarge(limit!);
+      if (res.headersSent) return void res.destroy();
+      res.writeHead(error.statusCode, { "content-type": "application/json; charset=utf-8" });
+      res.end(JSON.stringify(error.body(String(headers["x-request-id"]))));
+    };
+    if (limit !== undefined && Number(req.headers["content-length"] ?? 0) > limit) return tooLarge();
     // The edge: what the client claims is replaced by what the gateway saw (the services trust only it).
     headers["x-forwarded-for"] = req.socket.remoteAddress ?? "";
     headers["x-forwarded-host"] = req.headers.host ?? "";
@@ -84,6 +99,13 @@ export function createGateway(options: GatewayOptions): http.Server {
           }
           res.writeHead(up.statusCode ?? 502, up.headers);
           pipeline(up, res, () => {});
+          // A service that answered before reading the whole body (413, say) needs no more of it:
+          // the gateway reads the rest and drops it, so the client is not reset before it reads the answer.
+          up.once("end", () => {
+            if (req.complete) return;
+            detach();
+            req.resume();
+          });
         },
       );
       // A client that disconnects mid-request aborts the upstream request too.
@@ -92,7 +114,7 @@ export function createGateway(options: GatewayOptions): http.Server {
       };
       res.on("close", abort);
       let sending = false;
-      upstream.on("error", (err: NodeJS.ErrnoException) => {
+      const onError = (err: NodeJS.ErrnoException) => {
         res.off("close", abort);
         // Refused before a byte of the request went out: the replica is down; another one may serve it.
         if (!sending && err.code === "ECONNREFUSED") {
@@ -105,11 +127,26 @@ export function createGateway(options: GatewayOptions): http.Server {
         if (!res.writableEnded && !res.destroyed) {
           sendError(res, 503, 5031, `The ${service} service is unavailable; nothing was written`);
         }
-      });
+      };
+      upstream.on("error", onError);
+      // A body without a declared length is counted as it passes: past the limit, it is cut off.
+      let seen = 0;
+      const count = (chunk: Buffer) => {
+        seen += chunk.length;
+        if (limit === undefined || seen <= limit) return;
+        detach();
+        tooLarge();
+      };
+      /** The rest of the body goes nowhere, and the upstream request is dropped quietly. */
+      const detach = () => {
+        req.off("data", count).unpipe(upstream);
+        upstream.off("error", onError).on("error", () => {});
+        upstream.destroy();
+      };
       // The request body is sent once the connection stands (a new connection may still be refused).
       const send = () => {
         sending = true;
-        pipeline(req, upstream, () => {});
+        req.on("data", count).pipe(upstream);
       };
       upstream.on("socket", (socket) => {
         if (socket.connecting) socket.once("connect", send);

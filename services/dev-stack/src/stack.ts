@@ -14,6 +14,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
+import { dataConfigSchema } from "../../../shared/config.ts";
 import { createGateway } from "./gateway.ts";
 import type { ServiceName } from "./routing.ts";
 import { findOrStartMongo, findOrStartRedis, freePort, type StartedStore } from "./stores.ts";
@@ -207,6 +208,8 @@ async function main(): Promise<void> {
       (await Promise.all([anyReady(urls(authPorts)), anyReady(urls(dataPorts)), ready(consoleUrl)])).every(
         Boolean,
       ),
+    // The data service's limit (the largest): larger bodies are refused at the edge.
+    maxBodyBytes: dataConfigSchema.shape.MAX_BODY_BYTES.parse(process.env.MAX_BODY_BYTES),
   });
   await new Promise<void>((resolve, reject) => {
     gateway.once("error", reject);

@@ -13,7 +13,7 @@ import { adminGate } from "../../../../shared/admin-access/gate.ts";
 import { errors } from "../../../../shared/errors.ts";
 import { readJsonBody } from "../../../../shared/http/json-body.ts";
 import type { RequestState } from "../../../../shared/http/request-context.ts";
-import { isValidName } from "../../../../shared/names.ts";
+import { isNameOf, isValidName } from "../../../../shared/names.ts";
 import type { DataServiceClient } from "../clients/data-service-client.ts";
 import { createManualKey, keyView, type ManualKeyDeps } from "../domain/manual-keys.ts";
 
@@ -56,6 +56,7 @@ export function apikeyRouter(deps: ApikeyRouteDeps): Router {
   router.delete("/:id", async (ctx) => {
     const { account, project } = await scope(ctx, deps);
     const id = ctx.params.id ?? "";
+    if (!isNameOf("keyId", id)) throw errors.malformed("Not a key id: key ids are listed by GET …/apikeys");
     noteAudit(ctx, { summary: `key ${id} deleted` });
     if (!(await deps.keys.deleteById(account, project, id)))
       throw errors.notFound("No such API key in this project");

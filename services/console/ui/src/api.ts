@@ -3,6 +3,7 @@
  * one credential, errors turned into ApiFailure (the documented error body), and
  * a 401 reported to whoever owns the credential (it signs the session out).
  */
+import { pathResolvesAway } from "../../../../shared/names.ts";
 
 export interface Problem {
   path: string;
@@ -65,6 +66,11 @@ async function send<T>(
   authorization: string | undefined,
   options: RequestOptions,
 ): Promise<Reply<T>> {
+  if (pathResolvesAway(path)) {
+    throw new ApiFailure(400, {
+      errorMessage: "A name of dots only cannot be addressed in a URL (docs/names.md); nothing was sent.",
+    });
+  }
   const headers: Record<string, string> = { accept: "application/json", ...options.headers };
   if (authorization) headers.authorization = authorization;
   let body: string | undefined;

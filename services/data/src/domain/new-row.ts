@@ -4,6 +4,8 @@
  * each missing column's default, the generated key when none is given, then
  * the check that required and key columns have a value.
  */
+import { errors } from "../../../../shared/errors.ts";
+import { segmentProblem } from "../../../../shared/names.ts";
 import type { TableModel } from "./project-model.ts";
 import { coerceValue } from "./values.ts";
 
@@ -34,6 +36,11 @@ export async function newRowValues(
   for (const column of table.columns.values()) {
     const missing = row[column.name] === undefined || row[column.name] === null;
     if (missing && (column.required || table.key.includes(column.name))) throw options.missing(column.name);
+  }
+  for (const column of table.key) {
+    // A key value is a segment of the row's href (docs/names.md).
+    const problem = typeof row[column] === "string" ? segmentProblem(row[column]) : undefined;
+    if (problem) throw errors.badAttribute(`Key attribute '${column}' ${problem}`);
   }
   return row;
 }

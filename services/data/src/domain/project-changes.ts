@@ -16,6 +16,7 @@ import type { MetaStore, StoredProject } from "../store/meta-store.ts";
 import type { ProjectCache } from "../store/project-cache.ts";
 import type { RevisionStore } from "../store/revision-store.ts";
 import { type DefinitionDiff, diffDefinitions } from "./definition-diff.ts";
+import { definitionNameProblems } from "./definition-names.ts";
 import type { Problem } from "./problems.ts";
 import {
   type ProjectDefinition,
@@ -77,6 +78,8 @@ export function checkDefinition(
 ): ProjectDefinition {
   const parsed = parseProjectDefinition(input);
   if (!parsed.ok) throw invalidDefinition(parsed.problems);
+  const badNames = definitionNameProblems(parsed.definition);
+  if (badNames.length > 0) throw invalidDefinition(badNames);
   const compiled = compileProject(
     { ...UNSERVED_IDENTITY, account: where.account, name: where.project },
     parsed.definition,

@@ -5,7 +5,7 @@
  * nothing is applied when any exists.
  */
 import { z } from "zod";
-import { NAME_PATTERN } from "../../../../shared/names.ts";
+import { COLUMN_NAME_PATTERN, NAME_PATTERN } from "../../../../shared/names.ts";
 import { salvage, valueAt } from "./definition-salvage.ts";
 import { checkFilterText } from "./filter-check.ts";
 import { jsonPath, type Problem } from "./problems.ts";
@@ -16,8 +16,6 @@ export type ColumnType = (typeof COLUMN_TYPES)[number];
 export const ACCESS_LEVELS = ["read", "insert", "update", "delete"] as const;
 export type AccessLevel = (typeof ACCESS_LEVELS)[number];
 
-/** Stored field names: no `$`, no `.`, no leading `_` (reserved for Tessera's own fields). */
-export const COLUMN_NAME_PATTERN = /^[A-Za-z][A-Za-z0-9_]{0,62}$/;
 const name = z.string().regex(NAME_PATTERN, "must match [A-Za-z][A-Za-z0-9_-]{0,62}");
 const columnName = z.string().regex(COLUMN_NAME_PATTERN, "must match [A-Za-z][A-Za-z0-9_]{0,62}");
 /** A parent role, or a path of roles up to a grand-parent and further (`order.customer`). */

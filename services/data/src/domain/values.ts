@@ -4,10 +4,13 @@
  * conversion back to JSON, and primary keys in URLs and `_id`s.
  */
 import { errors } from "../../../../shared/errors.ts";
+import { decodePathSegment } from "../../../../shared/http/path-segment.ts";
 import type { RowId } from "../store/tenant-rows.ts";
 import type { ColumnModel, TableModel } from "./project-model.ts";
 
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+/** The strings number and integer columns take besides JSON numbers: no hex, binary, octal or blanks. */
+const PLAIN_DECIMAL = /^[+-]?\d+(\.\d+)?([eE][+-]?\d+)?$/;
 
 /** True for an object that is not an array (and not null): a JSON object. */
 /** `values` without repeats, values being equal when their JSON is (the last of equal ones kept). */
@@ -39,7 +42,7 @@ export function coerceValue(column: ColumnModel, value: unknown, label: string):
       const n =
         typeof value === "number"
           ? value
-          : typeof value === "string" && value.trim() !== ""
+          : typeof value === "string" && PLAIN_DECIMAL.test(value)
             ? Number(value)
             : Number.NaN;
       if (!Number.isFinite(n)) throw bad(`must be a ${column.type}`);
@@ -101,12 +104,7 @@ export function parseKeySegment(table: TableModel, raw: string): Record<string, 
   }
   const values: Record<string, unknown> = {};
   table.key.forEach((k, i) => {
-    let text: string;
-    try {
-      text = decodeURIComponent(parts[i]!);
-    } catch {
-      throw errors.malformed("The key in the URL is not valid percent-encoding");
-    }
+    const text = decodePathSegment(parts[i]!);
     const column = table.columns.get(k)!;
     try {
       values[k] = coerceValue(column, column.type === "string" ? text : parseScalar(text), k);

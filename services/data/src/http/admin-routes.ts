@@ -12,6 +12,7 @@ import { addAccountAdminRoutes } from "./admin/account-admin-routes.ts";
 import { addAccountRoutes } from "./admin/account-routes.ts";
 import { addAuditRoutes } from "./admin/audit-routes.ts";
 import type { AdminRouteDeps } from "./admin/deps.ts";
+import { addNameCheckRoutes } from "./admin/name-check-routes.ts";
 import { addProjectRoutes } from "./admin/project-routes.ts";
 import { addUserRoutes } from "./admin/user-routes.ts";
 
@@ -25,5 +26,6 @@ export function adminRouter(deps: AdminDeps): Router {
   addProjectRoutes(router, deps);
   addUserRoutes(router, deps);
   addAuditRoutes(router, deps);
+  addNameCheckRoutes(router, deps);
   return router;
 }

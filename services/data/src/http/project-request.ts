@@ -6,6 +6,7 @@
 import type { Context } from "koa";
 import { errors } from "../../../../shared/errors.ts";
 import { originOf } from "../../../../shared/http/forwarding.ts";
+import { decodePathSegment } from "../../../../shared/http/path-segment.ts";
 import type { KeyRecord } from "../../../../shared/keys/key-record.ts";
 import type { KeyValidator } from "../../../../shared/keys/key-validation.ts";
 import { isValidName } from "../../../../shared/names.ts";
@@ -33,7 +34,7 @@ export interface ProjectRequestDeps {
 }
 
 function decodeName(raw: string | undefined): string {
-  const name = decodeSegment(raw ?? "");
+  const name = decodePathSegment(raw ?? "");
   if (!isValidName(name)) throw errors.notFound(`No such account, project or version: '${name}'`);
   return name;
 }
@@ -118,7 +119,7 @@ export async function resolvePublicDocsRequest(
   if (!carriesNoKey(ctx, params)) return undefined;
   const [rawAccount, rawProject, rawVersion] = restSegments(ctx).map((raw) => {
     try {
-      return decodeURIComponent(raw);
+      return decodePathSegment(raw);
     } catch {
       return "";
     }
@@ -135,17 +136,8 @@ export async function resolvePublicDocsRequest(
   };
 }
 
-/** A path segment, percent-decoded (400 when it is not valid percent-encoding). */
-export function decodeSegment(raw: string): string {
-  try {
-    return decodeURIComponent(raw);
-  } catch {
-    throw errors.malformed("The URL is not valid percent-encoding");
-  }
-}
-
 export function resolveResource(version: VersionModel, raw: string): ResourceModel {
-  const name = decodeSegment(raw);
+  const name = decodePathSegment(raw);
   // The original product addressed tables with a data-source prefix (`main:customer`).
   const resource = version.resources.get(name) ?? version.resources.get(name.slice(name.indexOf(":") + 1));
   if (!resource) throw errors.notFound(`No resource '${name}' in version '${version.name}'`);

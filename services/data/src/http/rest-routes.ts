@@ -8,6 +8,7 @@ import Router from "@koa/router";
 import type { Context } from "koa";
 import { errors } from "../../../../shared/errors.ts";
 import { readJsonBody } from "../../../../shared/http/json-body.ts";
+import { decodePathSegment } from "../../../../shared/http/path-segment.ts";
 import type { Logger } from "../../../../shared/logger.ts";
 import type { ResourceModel } from "../domain/project-model.ts";
 import { encodeQuery, flag, parseQueryString, type QueryParams, single } from "../domain/query-params.ts";
@@ -31,7 +32,6 @@ import {
   visibleColumns,
 } from "./meta-descriptions.ts";
 import {
-  decodeSegment,
   type ProjectRequest,
   type ProjectRequestDeps,
   type PublicRequest,
@@ -83,7 +83,7 @@ export function restRouter(deps: RestDeps): Router {
   });
   router.get("/:account/:project/:version/@tables/:table", async (ctx) => {
     const r = await resolveProjectRequest(ctx, deps);
-    const name = decodeURIComponent(r.rest[1] ?? "");
+    const name = decodePathSegment(r.rest[1] ?? "");
     // As for resources, a data-source prefix (`main:customer`) is accepted.
     const table = r.project.tables.get(name) ?? r.project.tables.get(name.slice(name.indexOf(":") + 1));
     if (!table) throw errors.notFound("No such table");
@@ -129,7 +129,7 @@ export function restRouter(deps: RestDeps): Router {
     const r = await resolveProjectRequest(ctx, deps);
     if (r.rest.length > 2 || r.rest[0]!.startsWith("@")) throw errors.notFound(`No resource at ${ctx.path}`);
     const keyText = r.rest[1] !== undefined && r.rest[1] !== "" ? r.rest[1] : undefined;
-    const scripted = r.version.scripts.resources.get(decodeSegment(r.rest[0]!));
+    const scripted = r.version.scripts.resources.get(decodePathSegment(r.rest[0]!));
     if (scripted) return javascriptResource(ctx, r, scripted, keyText);
     const resource = resolveResource(r.version, r.rest[0]!);
     const key = keyText !== undefined ? parseKeySegment(resource.table, keyText) : undefined;
@@ -241,7 +241,7 @@ function scriptRequest(
   return {
     method,
     resource,
-    key: keyText === undefined ? null : decodeSegment(keyText),
+    key: keyText === undefined ? null : decodePathSegment(keyText),
     // fromEntries: every name an own property, `__proto__` included.
     params: Object.fromEntries(
       [...params]

@@ -1,5 +1,6 @@
 /** A labelled input: the label names the input for assistive technology. */
 import { useId } from "preact/hooks";
+import { type NameKind, nameProblem } from "../../../../../shared/names.ts";
 
 export interface FieldProps {
   label: string;
@@ -13,6 +14,8 @@ export interface FieldProps {
   minLength?: number;
   maxLength?: number;
   pattern?: string;
+  /** A name of this kind: the form does not submit while it breaks the name grammar (shared/names.ts). */
+  nameKind?: NameKind;
 }
 
 export function Field(props: FieldProps) {
@@ -32,7 +35,12 @@ export function Field(props: FieldProps) {
         maxLength={props.maxLength}
         pattern={props.pattern}
         aria-describedby={props.hint ? `${id}-hint` : undefined}
-        onInput={(e) => props.onInput((e.target as HTMLInputElement).value)}
+        onInput={(e) => {
+          const input = e.target as HTMLInputElement;
+          const problem = props.nameKind && nameProblem(props.nameKind, input.value);
+          input.setCustomValidity(problem ? `${props.label} ${problem}` : "");
+          props.onInput(input.value);
+        }}
       />
       {props.hint && (
         <small id={`${id}-hint`} class="hint">

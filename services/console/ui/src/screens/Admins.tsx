@@ -88,7 +88,14 @@ export function Admins({ context }: { context: AdminContext }) {
           busy={action.busy}
           onSubmit={save}
         >
-          <Field label="Login" name="admin-login" value={login} onInput={setLogin} required />
+          <Field
+            label="Login"
+            name="admin-login"
+            value={login}
+            onInput={setLogin}
+            required
+            nameKind="admin"
+          />
           <Field
             label="Password"
             name="admin-password"

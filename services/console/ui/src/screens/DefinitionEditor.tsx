@@ -222,7 +222,7 @@ export function DefinitionEditor(props: {
           value={name}
           onInput={setName}
           required
-          pattern="[A-Za-z][A-Za-z0-9_-]{0,62}"
+          nameKind="project"
         />
       )}
       <div class="field">

@@ -78,7 +78,14 @@ export function Users(props: { context: AdminContext; project: string; roles: st
       </div>
       {!context.readOnly && (
         <FormCard title="Add or replace a user" submitLabel="Save user" busy={action.busy} onSubmit={create}>
-          <Field label="Username" name="username" value={username} onInput={setUsername} required />
+          <Field
+            label="Username"
+            name="username"
+            value={username}
+            onInput={setUsername}
+            required
+            nameKind="user"
+          />
           <Field
             label="Password"
             name="user-password"

@@ -1,33 +1,36 @@
 /** Path and query parameters of the admin API, checked: 400/4001 naming what is wrong. */
 import type { Context } from "koa";
 import { errors } from "../../../../../shared/errors.ts";
-import { isValidName } from "../../../../../shared/names.ts";
+import { isStoredName, type NameKind, nameProblem } from "../../../../../shared/names.ts";
 
-/** Built-in users' and account administrators' names. */
-const LOGIN = /^[A-Za-z0-9_.@+-]{1,128}$/;
+/** Methods that only read or remove: they may address a name stored before the grammar (docs/names.md). */
+const READ_OR_DELETE = new Set(["GET", "HEAD", "OPTIONS", "DELETE"]);
 
-function checkedName(value: string): string {
-  if (!isValidName(value))
-    throw errors.malformed(`'${value}' is not a valid name: [A-Za-z][A-Za-z0-9_-]{0,62}`);
-  return value;
+/**
+ * A name of `kind` from the path. A write needs a name of the grammar; a read or a
+ * delete may also address one stored before it, which stays read-only.
+ */
+export function pathName(ctx: Context, param: string, kind: NameKind): string {
+  const value = ctx.params[param] ?? "";
+  const problem = nameProblem(kind, value);
+  if (problem === undefined || (READ_OR_DELETE.has(ctx.method) && isStoredName(kind, value))) return value;
+  throw errors.malformed(`'${value}' is not a valid ${kind} name: it ${problem} (docs/names.md)`);
 }
 
 /** An account, project or version name from the path. */
-export function nameParam(ctx: Context, param: string): string {
-  return checkedName(ctx.params[param] ?? "");
+export function nameParam(ctx: Context, param: "account" | "project" | "version"): string {
+  return pathName(ctx, param, param);
 }
 
 /** An account name given as a query parameter (absent: undefined). */
 export function optionalNameQuery(value: string | undefined): string | undefined {
-  return value === undefined ? undefined : checkedName(value);
+  if (value === undefined || isStoredName("account", value)) return value;
+  throw errors.malformed(`'${value}' is not a valid account name (docs/names.md)`);
 }
 
 /** A built-in user's or an administrator's name from the path. */
-export function loginParam(ctx: Context, param: string): string {
-  const value = ctx.params[param] ?? "";
-  if (!LOGIN.test(value))
-    throw errors.malformed("A user or admin name is 1 to 128 characters of A-Z a-z 0-9 _ . @ + -");
-  return value;
+export function loginParam(ctx: Context, param: "username" | "login"): string {
+  return pathName(ctx, param, param === "username" ? "user" : "admin");
 }
 
 /** A revision number from the path: 404 when it cannot be one. */
