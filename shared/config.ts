@@ -157,6 +157,16 @@ export const dataConfigSchema = z.object({
   SANDBOX_TIMEOUT_MS: z.coerce.number().int().min(10).default(1000),
   /** Sandbox host processes (child processes running the isolates); programs are spread over them by key. */
   SANDBOX_PROCESSES: z.coerce.number().int().min(1).max(32).default(2),
+  /** Sandbox calls of one account (all its projects) that run at once in one data-service process. */
+  SANDBOX_ACCOUNT_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(4),
+  /** Sandbox calls of all accounts together that run at once in one data-service process. */
+  SANDBOX_CONCURRENCY: z.coerce.number().int().min(1).max(10_000).default(32),
+  /** Isolate CPU time (ms) one account's JavaScript may use per window, per data-service process. */
+  SANDBOX_ACCOUNT_CPU_MS: z.coerce.number().int().min(1).default(15_000),
+  /** The sliding window of SANDBOX_ACCOUNT_CPU_MS. */
+  SANDBOX_ACCOUNT_CPU_WINDOW_MS: z.coerce.number().int().min(1000).default(60_000),
+  /** Sandbox calls of one account that may wait for a turn (429 beyond). */
+  SANDBOX_ACCOUNT_QUEUE: z.coerce.number().int().min(0).default(100),
   /** `tessera.get` reads one call of a JavaScript resource or event may make. */
   SANDBOX_READS_PER_CALL: z.coerce.number().int().min(1).max(1000).default(20),
   /** Development only: lets provider code fetch loopback addresses. */

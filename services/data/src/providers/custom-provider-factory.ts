@@ -8,14 +8,20 @@ import { LRUCache } from "lru-cache";
 import type { DataConfig } from "../../../../shared/config.ts";
 import type { Logger } from "../../../../shared/logger.ts";
 import type { ProjectModel } from "../domain/project-model.ts";
-import { ProcessSandboxPool, type RestartReason, type SandboxPool } from "../sandbox/index.ts";
+import {
+  FairShare,
+  FairSharePool,
+  ProcessSandboxPool,
+  type RestartReason,
+  type SandboxPool,
+} from "../sandbox/index.ts";
 import { type CustomAuthProvider, createCustomProvider } from "./custom-provider.ts";
 
 /** How many projects' custom providers a process keeps. */
 const PROVIDERS = 2000;
 
 export interface CustomProviderFactory {
-  /** The pool is shared with the logic engine. */
+  /** The pool is shared with the logic engine and the scripts; its calls are admitted by each account's fair share. */
   pool: SandboxPool;
   providerFor(project: ProjectModel): CustomAuthProvider;
   /** Settles once the sandbox processes have started. */
@@ -32,7 +38,7 @@ export function createCustomProviderFactory(options: {
   onSandboxProcessRestart?: (reason: RestartReason) => void;
 }): CustomProviderFactory {
   const { config, logger } = options;
-  const pool = new ProcessSandboxPool({
+  const processes = new ProcessSandboxPool({
     processes: config.SANDBOX_PROCESSES,
     onCall: options.onSandboxCall,
     onProcessRestart: options.onSandboxProcessRestart,
@@ -41,6 +47,14 @@ export function createCustomProviderFactory(options: {
     allowLoopbackFetch: config.SANDBOX_ALLOW_LOOPBACK_FETCH,
     logger,
   });
+  const share = new FairShare({
+    accountConcurrency: config.SANDBOX_ACCOUNT_CONCURRENCY,
+    totalConcurrency: config.SANDBOX_CONCURRENCY,
+    accountCpuMs: config.SANDBOX_ACCOUNT_CPU_MS,
+    windowMs: config.SANDBOX_ACCOUNT_CPU_WINDOW_MS,
+    accountQueue: config.SANDBOX_ACCOUNT_QUEUE,
+  });
+  const pool = new FairSharePool(processes, share, { timeoutMs: config.SANDBOX_TIMEOUT_MS });
   // The most recently used projects' providers; one evicted is made again when next used.
   const providers = new LRUCache<string, { uid: string; revision: number; provider: CustomAuthProvider }>({
     max: PROVIDERS,
@@ -55,6 +69,7 @@ export function createCustomProviderFactory(options: {
       const auth = project.definition.authentication;
       const provider = createCustomProvider({
         pool,
+        account: project.account,
         programKey: `${id}/auth`,
         libraryCode: project.definition.libraries[auth.library!]!.code,
         libraryName: auth.library,
@@ -68,7 +83,7 @@ export function createCustomProviderFactory(options: {
       providers.set(id, { uid: project.uid, revision: project.revision, provider });
       return provider;
     },
-    ready: () => pool.ready(),
+    ready: () => processes.ready(),
     async close() {
       await pool.close();
     },

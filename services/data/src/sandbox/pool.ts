@@ -89,13 +89,18 @@ export class IsolateProgram extends ProgramBase implements WorkerOwner {
   /**
    * @internal Runs a request that is already encoded, by `deadline`; resolves
    * to the isolate's tagged answer, undecoded (the sandbox host process hands
-   * it on as it is). Not counted by `onCall`.
+   * it on as it is). Not counted by `onCall`. `onCpuTime`: see `CallOptions`.
    */
-  async runRequest(request: Request, deadline: number, context: unknown): Promise<string> {
+  async runRequest(
+    request: Request,
+    deadline: number,
+    context: unknown,
+    onCpuTime?: (ms: number) => void,
+  ): Promise<string> {
     const worker = await this.acquire(deadline);
     let broken = false;
     try {
-      return await worker.run(request.mode, request.target, request.payload, deadline, context);
+      return await worker.run(request.mode, request.target, request.payload, deadline, context, onCpuTime);
     } catch (e) {
       broken = !(e instanceof SandboxError) || !["script", "result"].includes(e.kind);
       throw e;
@@ -109,7 +114,12 @@ export class IsolateProgram extends ProgramBase implements WorkerOwner {
   protected async execute(request: Request, options: CallOptions): Promise<unknown> {
     const timeoutMs = this.pool.clampTimeout(options.timeoutMs ?? this.pool.limits.timeoutMs);
     try {
-      const answer = await this.runRequest(request, Date.now() + timeoutMs, options.context);
+      const answer = await this.runRequest(
+        request,
+        Date.now() + timeoutMs,
+        options.context,
+        options.onCpuTime,
+      );
       const value = decodeAnswer(answer, this.pool.limits.maxResultBytes, this.key);
       this.pool.onCall("ok");
       return value;

@@ -197,7 +197,7 @@ export class ProcessSandboxPool extends RegistryPool<ProcessProgram> implements 
       options.timeoutMs ?? (warm ? this.limits.loadTimeoutMs : this.limits.timeoutMs),
     );
     try {
-      const answer = await this.send(program, request, timeoutMs, options.context);
+      const answer = await this.send(program, request, timeoutMs, options);
       if (warm) return undefined;
       const value = decodeAnswer(answer, this.limits.maxResultBytes, program.key);
       this.onCall("ok");
@@ -212,7 +212,7 @@ export class ProcessSandboxPool extends RegistryPool<ProcessProgram> implements 
     program: ProcessProgram,
     request: ProcessRequestBody,
     timeoutMs: number,
-    context: unknown,
+    { context, onCpuTime }: CallOptions,
   ): Promise<string> {
     const programKey = program.key;
     if (this.closed) {
@@ -234,6 +234,7 @@ export class ProcessSandboxPool extends RegistryPool<ProcessProgram> implements 
           context,
           deadline: Date.now() + timeoutMs,
           timeoutMs,
+          onCpuTime,
           resolve,
           reject,
         },

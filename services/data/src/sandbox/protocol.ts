@@ -61,6 +61,8 @@ export type FromHostProcess =
       error?: WireError;
       /** The process no longer knows the program: register it again with the next call. */
       unregistered?: boolean;
+      /** CPU time (ms) the call spent in its isolate; absent when it never reached one. */
+      cpuMs?: number;
       stats?: SandboxStats;
     }
   | { t: "host"; id: number; call: number; path: string; args: unknown[] }

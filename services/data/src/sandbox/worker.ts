@@ -96,6 +96,8 @@ export class IsolateWorker {
   private interrupt: ((error: SandboxError) => void) | undefined;
   private gone = false;
   private catastrophic = false;
+  /** The isolate's CPU time when it was disposed (it cannot be read afterwards). */
+  private cpuNsAtDispose: bigint | undefined;
   private readonly owner: WorkerOwner;
   private readonly limits: WorkerLimits;
 
@@ -194,7 +196,8 @@ export class IsolateWorker {
   /**
    * Runs `invoke(mode, target, payloadJson)` inside the isolate and returns its
    * tagged answer. Throws SandboxTimeoutError / SandboxError(memory|crashed);
-   * after any of those the worker is unusable.
+   * after any of those the worker is unusable. `onCpuTime` is told the CPU
+   * time (ms) the isolate spent on the call, once, however it ends.
    */
   async run(
     mode: string,
@@ -202,6 +205,7 @@ export class IsolateWorker {
     payloadJson: string,
     deadline: number,
     context: unknown,
+    onCpuTime?: (ms: number) => void,
   ): Promise<Answer> {
     if (this.isDisposed || !this.invokeRef) {
       throw new SandboxError("crashed", "The isolate is no longer available", { programKey: this.owner.key });
@@ -217,6 +221,7 @@ export class IsolateWorker {
     this.current = call;
     this.calls++;
     const invokeRef = this.invokeRef;
+    const started = { cpuNs: this.cpuNs(), wallMs: Date.now() };
     try {
       const answer = await this.withDeadline("call", deadline, () =>
         invokeRef.apply(undefined, [mode, target, payloadJson], {
@@ -235,7 +240,25 @@ export class IsolateWorker {
       this.current = undefined;
       this.lastUsed = Date.now();
       call.abort.abort();
+      onCpuTime?.(this.cpuMsSince(started));
     }
+  }
+
+  /** The isolate's CPU time so far (ns), if it can be read. */
+  private cpuNs(): bigint | undefined {
+    if (this.cpuNsAtDispose !== undefined) return this.cpuNsAtDispose;
+    try {
+      return this.isolate.cpuTime;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** CPU time since `started`; the wall-clock time when the isolate's clock cannot be read (catastrophic error). */
+  private cpuMsSince(started: { cpuNs: bigint | undefined; wallMs: number }): number {
+    const now = this.cpuNs();
+    if (started.cpuNs === undefined || now === undefined) return Date.now() - started.wallMs;
+    return Number(now - started.cpuNs) / 1e6;
   }
 
   /**
@@ -346,6 +369,7 @@ export class IsolateWorker {
     this.gone = true;
     this.current?.abort.abort();
     if (!this.catastrophic && !this.isolate.isDisposed) {
+      this.cpuNsAtDispose = this.cpuNs();
       try {
         this.isolate.dispose();
       } catch {
