@@ -157,6 +157,8 @@ export const dataConfigSchema = z.object({
   SANDBOX_TIMEOUT_MS: z.coerce.number().int().min(10).default(1000),
   /** Sandbox host processes (child processes running the isolates); programs are spread over them by key. */
   SANDBOX_PROCESSES: z.coerce.number().int().min(1).max(32).default(2),
+  /** CPU priority (nice value) of the sandbox processes: customer JavaScript yields to the service's own work. */
+  SANDBOX_NICENESS: z.coerce.number().int().min(0).max(19).default(10),
   /** Sandbox calls of one account (all its projects) that run at once in one data-service process. */
   SANDBOX_ACCOUNT_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(4),
   /** Sandbox calls of all accounts together that run at once in one data-service process. */

@@ -40,6 +40,7 @@ export function createCustomProviderFactory(options: {
   const { config, logger } = options;
   const processes = new ProcessSandboxPool({
     processes: config.SANDBOX_PROCESSES,
+    niceness: config.SANDBOX_NICENESS,
     onCall: options.onSandboxCall,
     onProcessRestart: options.onSandboxProcessRestart,
     memoryLimitMb: config.SANDBOX_MEMORY_MB,

@@ -39,6 +39,8 @@ export interface ProcessSandboxPoolOptions extends SandboxPoolOptions {
   processes?: number;
   /** Told each time a sandbox process is replaced, and why. */
   onProcessRestart?: (reason: RestartReason) => void;
+  /** Nice value (0–19) of the sandbox processes: their code yields the CPU to the service's. Default 10. */
+  niceness?: number;
 }
 
 /** A request, or "warm" (start an isolate of the program). */
@@ -110,6 +112,7 @@ export class ProcessSandboxPool extends RegistryPool<ProcessProgram> implements 
     this.hostOptions = {
       limits: this.limits,
       debugLog: isLevelEnabled ? isLevelEnabled.call(this.logger, "debug") : true,
+      niceness: Math.min(19, Math.max(0, Math.floor(options.niceness ?? 10))),
     };
     this.slots = Array.from({ length: Math.max(1, Math.floor(options.processes ?? 2)) }, (_, slot) =>
       this.start(slot),

@@ -15,6 +15,8 @@ export interface HostProcessOptions {
   limits: Omit<SandboxPoolOptions, "logger" | "onCall" | "allowLoopbackFetch">;
   /** Forward debug-level log lines (the sandbox console); off when the service would drop them. */
   debugLog: boolean;
+  /** CPU priority of the process (nice value, 0–19): customer code yields to the service's own work. */
+  niceness?: number;
 }
 
 export interface ProgramRegistration {
