@@ -101,7 +101,29 @@ export const commonConfig = {
   /** Proxies whose X-Forwarded-For/-Host/-Proto are believed (the Ingress controller; the local gateway). */
   TRUSTED_PROXIES: trustedProxiesSetting,
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
+  /** Request rate limits per account and per API key (token buckets in Redis; one more round trip per request). */
+  RATE_LIMITS: flag,
+  /** Requests of one account (all its projects, keys and logins) per window; 0 = none (an account may have its own). */
+  RATE_LIMIT_ACCOUNT: z.coerce.number().int().min(0).default(6000),
+  /** Requests with one API key per window; 0 = none (an account may have its own). */
+  RATE_LIMIT_KEY: z.coerce.number().int().min(0).default(1200),
+  RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),
 };
+
+/** The request rate limits of the configuration; undefined when they are off. */
+export function rateLimitSettings(config: {
+  RATE_LIMITS: boolean;
+  RATE_LIMIT_ACCOUNT: number;
+  RATE_LIMIT_KEY: number;
+  RATE_LIMIT_WINDOW_SECONDS: number;
+}): { account: number; key: number; windowSeconds: number } | undefined {
+  if (!config.RATE_LIMITS) return undefined;
+  return {
+    account: config.RATE_LIMIT_ACCOUNT,
+    key: config.RATE_LIMIT_KEY,
+    windowSeconds: config.RATE_LIMIT_WINDOW_SECONDS,
+  };
+}
 
 export const authConfigSchema = z.object({
   ...commonConfig,
