@@ -137,12 +137,19 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
     ["reason"],
   );
   for (const reason of ["catastrophic", "crashed", "unresponsive"]) sandboxRestarts.inc({ reason }, 0);
+  const sandboxRefusals = metrics.counter(
+    "tessera_sandbox_refusals_total",
+    "Sandbox calls refused (429) by their account's fair share, by reason (cpu, queue)",
+    ["reason"],
+  );
+  for (const reason of ["cpu", "queue"]) sandboxRefusals.inc({ reason }, 0);
   // One sandbox pool per process, for custom providers, reactive logic rules and API versions' JavaScript alike.
   const custom = createCustomProviderFactory({
     config,
     logger,
     onSandboxCall: (outcome) => sandboxCalls.inc({ outcome }),
     onSandboxProcessRestart: (reason) => sandboxRestarts.inc({ reason }),
+    onSandboxRefusal: (reason) => sandboxRefusals.inc({ reason }),
   });
   const logic = createLogic({ pool: custom.pool });
   const scripts = createScriptRunner({

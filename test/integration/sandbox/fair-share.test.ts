@@ -10,7 +10,7 @@
 import { expect } from "chai";
 import { ErrorCode } from "../../../shared/errors.ts";
 import { demoProject } from "../../fixtures/demo-project.ts";
-import { adminClient, projectClient, type Reply } from "../../support/http.ts";
+import { adminClient, call, projectClient, type Reply } from "../../support/http.ts";
 import { type Platform, startPlatform } from "../../support/platform.ts";
 
 const HOSTILE_PROJECTS = 10;
@@ -111,6 +111,9 @@ describe("a fair share of the sandbox per account", function () {
       expect(r.body.errorCode).to.equal(ErrorCode.sandboxShareUsed);
       expect(Number(r.headers.get("retry-after"))).to.be.greaterThan(0);
     }
+    const metrics = (await call(platform.dataUrl, "GET", "/metrics")).body as string;
+    const counted = /^tessera_sandbox_refusals_total\{[^}]*reason="cpu"[^}]*\} (\d+)$/m.exec(metrics)?.[1];
+    expect(Number(counted)).to.be.at.least(REFUSALS_WANTED);
     expect(answers.length).to.be.greaterThan(0);
     const notOk = answers.filter((a) => a.reply.status !== 200);
     expect(

@@ -177,6 +177,20 @@ describe("sandbox pool", () => {
       expect(told[1]).to.be.greaterThan(0);
     });
 
+    it("charges the CPU time of loading an isolate to the call that waited for it, also when the load fails", async () => {
+      const told: number[] = [];
+      const onCpuTime = (ms: number) => told.push(ms);
+      const spinning = pool.program("t/load-spin", "while (true) {}\nfunction f() { return 1 }");
+      // Time enough to see the load fail (its own limit is 2 × 300 ms).
+      const options = { onCpuTime, timeoutMs: 5000 };
+      expect(await rejection(spinning.call("f", [], options))).to.be.instanceOf(SandboxError);
+      expect(told).to.have.length(1);
+      expect(told[0]).to.be.greaterThan(0);
+      // The load failure is remembered for a while: later calls fail without a load, and are charged nothing.
+      await rejection(spinning.call("f", [], options));
+      expect(told[1]).to.equal(0);
+    });
+
     it("stops a call that never settles", async () => {
       const p = pool.program("t/pending", "function wait() { return new Promise(() => {}) }");
       const { ms, error } = await timed(() => p.call("wait", [], { timeoutMs: 100 }));

@@ -36,6 +36,8 @@ export function createCustomProviderFactory(options: {
   onSandboxCall?: (outcome: string) => void;
   /** Told each time a sandbox host process is replaced, and why (metrics). */
   onSandboxProcessRestart?: (reason: RestartReason) => void;
+  /** Told each sandbox call refused by its account's fair share, and why (metrics). */
+  onSandboxRefusal?: (reason: string) => void;
 }): CustomProviderFactory {
   const { config, logger } = options;
   const processes = new ProcessSandboxPool({
@@ -55,7 +57,10 @@ export function createCustomProviderFactory(options: {
     windowMs: config.SANDBOX_ACCOUNT_CPU_WINDOW_MS,
     accountQueue: config.SANDBOX_ACCOUNT_QUEUE,
   });
-  const pool = new FairSharePool(processes, share, { timeoutMs: config.SANDBOX_TIMEOUT_MS });
+  const pool = new FairSharePool(processes, share, {
+    timeoutMs: config.SANDBOX_TIMEOUT_MS,
+    onRefusal: options.onSandboxRefusal,
+  });
   // The most recently used projects' providers; one evicted is made again when next used.
   const providers = new LRUCache<string, { uid: string; revision: number; provider: CustomAuthProvider }>({
     max: PROVIDERS,

@@ -23,6 +23,8 @@ import type {
 export interface FairSharePoolOptions {
   /** Default wall-clock limit of a call (the pool underneath's `timeoutMs`). */
   timeoutMs: number;
+  /** Told each refusal (429), and why: `cpu` (budget used) or `queue` (too many calls waiting). */
+  onRefusal?: (reason: FairShareRefusal["reason"]) => void;
 }
 
 /** A program whose calls take a turn of its account first. */
@@ -67,12 +69,14 @@ export class FairSharePool implements SandboxPool {
   private readonly inner: SandboxPool;
   private readonly share: FairShare;
   private readonly timeoutMs: number;
+  private readonly onRefusal: (reason: FairShareRefusal["reason"]) => void;
   private readonly programs = new WeakMap<SandboxProgram, FairShareProgram>();
 
   constructor(inner: SandboxPool, share: FairShare, options: FairSharePoolOptions) {
     this.inner = inner;
     this.share = share;
     this.timeoutMs = options.timeoutMs;
+    this.onRefusal = options.onRefusal ?? (() => {});
   }
 
   get allowLoopbackFetch(): boolean {
@@ -157,8 +161,10 @@ export class FairSharePool implements SandboxPool {
   }
 
   private refusal(e: unknown, programKey: string, timeoutMs: number): Error {
-    if (e instanceof FairShareRefusal)
+    if (e instanceof FairShareRefusal) {
+      this.onRefusal(e.reason);
       return errors.sandboxShareUsed(Math.max(1, Math.ceil(e.retryAfterMs / 1000)));
+    }
     if (e instanceof DOMException && e.name === "TimeoutError") {
       return new SandboxTimeoutError(
         timeoutMs,

@@ -65,6 +65,8 @@ export class IsolateProgram extends ProgramBase implements WorkerOwner {
   private checking = 0;
   private busy = 0;
   private loadFailure: { error: SandboxError; until: number } | undefined;
+  /** CPU time (ms) spent loading isolates that no call has been charged yet. */
+  private loadCpuMs = 0;
 
   /** @internal use IsolatePool.program */
   constructor(pool: IsolatePool, spec: ProgramSpec) {
@@ -97,10 +99,18 @@ export class IsolateProgram extends ProgramBase implements WorkerOwner {
     context: unknown,
     onCpuTime?: (ms: number) => void,
   ): Promise<string> {
-    const worker = await this.acquire(deadline);
+    // Loading an isolate is charged to the next call that ends, whether it got the isolate or its load failure.
+    let worker: IsolateWorker;
+    try {
+      worker = await this.acquire(deadline);
+    } catch (e) {
+      onCpuTime?.(this.takeLoadCpu());
+      throw e;
+    }
+    const charge = onCpuTime && ((ms: number) => onCpuTime(ms + this.takeLoadCpu()));
     let broken = false;
     try {
-      return await worker.run(request.mode, request.target, request.payload, deadline, context, onCpuTime);
+      return await worker.run(request.mode, request.target, request.payload, deadline, context, charge);
     } catch (e) {
       broken = !(e instanceof SandboxError) || !["script", "result"].includes(e.kind);
       throw e;
@@ -288,6 +298,17 @@ export class IsolateProgram extends ProgramBase implements WorkerOwner {
     this.idle = this.idle.filter((w) => w !== worker);
     this.pool.isolateGone(reason);
     this.pool.forgetIfDrained(this);
+  }
+
+  /** @internal WorkerOwner */
+  chargeLoadCpu(ms: number): void {
+    this.loadCpuMs += ms;
+  }
+
+  private takeLoadCpu(): number {
+    const ms = this.loadCpuMs;
+    this.loadCpuMs = 0;
+    return ms;
   }
 
   /** @internal WorkerOwner */

@@ -44,6 +44,8 @@ export interface WorkerOwner {
   /** Called once when the worker's isolate is gone (for whatever reason). */
   onWorkerGone(worker: IsolateWorker, reason: string): void;
   onCatastrophicError(): void;
+  /** Told the CPU time (ms) the isolate spent being created and loading the program, succeeded or not. */
+  chargeLoadCpu(ms: number): void;
 }
 
 interface ActiveCall {
@@ -131,12 +133,15 @@ export class IsolateWorker {
   /** Creates the isolate, runs the bootstrap and the program's sources. */
   static async create(owner: WorkerOwner, limits: WorkerLimits): Promise<IsolateWorker> {
     const worker = new IsolateWorker(owner, limits);
+    const started = { cpuNs: 0n, wallMs: Date.now() };
     try {
       await worker.load();
       return worker;
     } catch (e) {
       worker.dispose("load failed");
       throw e;
+    } finally {
+      owner.chargeLoadCpu(worker.cpuMsSince(started));
     }
   }
 
