@@ -1,9 +1,12 @@
 /** FairSharePool on an in-process IsolatePool: calls take their account's turn and are charged their CPU time. */
 import { expect } from "chai";
+import { LOST_ISOLATE_CHARGE_MS } from "../../../services/data/src/sandbox/fair-share-pool.ts";
 import {
   FairShare,
   FairSharePool,
   IsolatePool,
+  SandboxError,
+  type SandboxPool,
   SandboxTimeoutError,
 } from "../../../services/data/src/sandbox/index.ts";
 import { ApiError, ErrorCode } from "../../../shared/errors.ts";
@@ -64,5 +67,29 @@ describe("sandbox fair-share pool", () => {
     const a = pool.program("k/p/x", SOURCE, { account: "k" });
     expect(pool.program("k/p/x", SOURCE, { account: "k" })).to.equal(a);
     expect(pool.get("k/p/x")).to.equal(a);
+  });
+
+  it("charges a call that lost its isolate at least what replacing it costs", async () => {
+    const share = new FairShare({
+      accountConcurrency: 1,
+      totalConcurrency: 1,
+      accountCpuMs: 10_000,
+      windowMs: 60_000,
+      accountQueue: 1,
+    });
+    const crashing = {
+      key: "crash/p/x",
+      isRetired: false,
+      call: () => Promise.reject(new SandboxError("crashed", "the isolate stopped")),
+      evaluate: () => Promise.reject(new SandboxError("memory", "out of memory")),
+      warm: () => Promise.resolve(),
+    };
+    const inner = { program: () => crashing } as unknown as SandboxPool;
+    const fair = new FairSharePool(inner, share, { timeoutMs: 100 });
+    const p = fair.program("crash/p/x", "", { account: "crash" });
+    expect(await p.call("f").catch((e: unknown) => e)).to.be.instanceOf(SandboxError);
+    expect(share.cpuUsed("crash")).to.equal(LOST_ISOLATE_CHARGE_MS);
+    expect(await p.evaluate("1").catch((e: unknown) => e)).to.be.instanceOf(SandboxError);
+    expect(share.cpuUsed("crash")).to.equal(2 * LOST_ISOLATE_CHARGE_MS);
   });
 });

@@ -20,6 +20,12 @@ import type {
   SandboxStats,
 } from "./types.ts";
 
+/**
+ * What a call that lost its isolate (memory limit, crash) is charged at least: the service
+ * builds a new isolate for the program, or starts a new sandbox process (about 0.2 s of a core).
+ */
+export const LOST_ISOLATE_CHARGE_MS = 250;
+
 export interface FairSharePoolOptions {
   /** Default wall-clock limit of a call (the pool underneath's `timeoutMs`). */
   timeoutMs: number;
@@ -155,6 +161,11 @@ export class FairSharePool implements SandboxPool {
           options.onCpuTime?.(ms);
         },
       });
+    } catch (e) {
+      if (e instanceof SandboxError && (e.kind === "memory" || e.kind === "crashed")) {
+        cpuMs = Math.max(cpuMs, LOST_ISOLATE_CHARGE_MS);
+      }
+      throw e;
     } finally {
       turn.end(cpuMs);
     }
