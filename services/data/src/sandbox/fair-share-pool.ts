@@ -9,7 +9,7 @@
  */
 import { errors } from "../../../../shared/errors.ts";
 import { SandboxError, SandboxTimeoutError } from "./errors.ts";
-import { type FairShare, FairShareRefusal } from "./fair-share.ts";
+import { type FairShare, FairShareRefusal, type Turn } from "./fair-share.ts";
 import type {
   CallOptions,
   EvaluateOptions,
@@ -35,7 +35,7 @@ export interface FairSharePoolOptions {
 
 /** A program whose calls take a turn of its account first. */
 class FairShareProgram implements SandboxProgram {
-  readonly inner: SandboxProgram;
+  private readonly inner: SandboxProgram;
   private readonly account: string;
   private readonly pool: FairSharePool;
 
@@ -148,9 +148,7 @@ export class FairSharePool implements SandboxPool {
   ): Promise<unknown> {
     const timeoutMs = Math.max(1, options.timeoutMs ?? this.timeoutMs);
     const started = Date.now();
-    const turn = await this.share.turn(account, AbortSignal.timeout(timeoutMs)).catch((e: unknown) => {
-      throw this.refusal(e, programKey, timeoutMs);
-    });
+    const turn = await this.turn(account, programKey, timeoutMs);
     let cpuMs = 0;
     try {
       return await run({
@@ -171,21 +169,30 @@ export class FairSharePool implements SandboxPool {
     }
   }
 
-  private refusal(e: unknown, programKey: string, timeoutMs: number): Error {
-    if (e instanceof FairShareRefusal) {
-      this.onRefusal(e.reason);
-      return errors.sandboxShareUsed(Math.max(1, Math.ceil(e.retryAfterMs / 1000)));
+  /** A turn of `account` within `timeoutMs`; 429 when the account is refused, a timeout when none comes in time. */
+  private async turn(account: string, programKey: string, timeoutMs: number): Promise<Turn> {
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(), timeoutMs);
+    try {
+      return await this.share.turn(account, abort.signal);
+    } catch (e) {
+      if (e instanceof FairShareRefusal) {
+        this.onRefusal(e.reason);
+        throw errors.sandboxShareUsed(Math.max(1, Math.ceil(e.retryAfterMs / 1000)));
+      }
+      if (abort.signal.aborted) {
+        throw new SandboxTimeoutError(
+          timeoutMs,
+          `The account's sandbox work got no turn within ${timeoutMs} ms`,
+          {
+            programKey,
+          },
+        );
+      }
+      throw e;
+    } finally {
+      clearTimeout(timer);
     }
-    if (e instanceof DOMException && e.name === "TimeoutError") {
-      return new SandboxTimeoutError(
-        timeoutMs,
-        `The account's sandbox work got no turn within ${timeoutMs} ms`,
-        {
-          programKey,
-        },
-      );
-    }
-    return e instanceof Error ? e : new SandboxError("unavailable", String(e), { programKey });
   }
 
   private missing(key: string): Promise<never> {
