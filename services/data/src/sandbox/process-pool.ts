@@ -39,7 +39,7 @@ export interface ProcessSandboxPoolOptions extends SandboxPoolOptions {
   processes?: number;
   /** Told each time a sandbox process is replaced, and why. */
   onProcessRestart?: (reason: RestartReason) => void;
-  /** Nice value (0–19) of the sandbox processes: their code yields the CPU to the service's. Default 10. */
+  /** Nice value (0–19) of the sandbox processes: their code yields the CPU to the service's. Default 0 (the service's own); the service sets SANDBOX_NICENESS. */
   niceness?: number;
 }
 
@@ -112,7 +112,7 @@ export class ProcessSandboxPool extends RegistryPool<ProcessProgram> implements 
     this.hostOptions = {
       limits: this.limits,
       debugLog: isLevelEnabled ? isLevelEnabled.call(this.logger, "debug") : true,
-      niceness: Math.min(19, Math.max(0, Math.floor(options.niceness ?? 10))),
+      niceness: Math.min(19, Math.max(0, Math.floor(options.niceness ?? 0))),
     };
     this.slots = Array.from({ length: Math.max(1, Math.floor(options.processes ?? 2)) }, (_, slot) =>
       this.start(slot),
