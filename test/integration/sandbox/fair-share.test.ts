@@ -29,27 +29,34 @@ const VICTIM_RESOURCE =
 describe("a fair share of the sandbox per account", function () {
   this.timeout(120_000);
   let platform: Platform;
+  let hostileKey: string;
 
   before(async () => {
     platform = await startPlatform({
       SANDBOX_TIMEOUT_MS: "300",
       SANDBOX_ACCOUNT_CONCURRENCY: "2",
       SANDBOX_ACCOUNT_CPU_MS: "1500",
-      SANDBOX_ACCOUNT_CPU_WINDOW_MS: "60000",
+      // Long enough that the flooding account stays over its budget for the whole file.
+      SANDBOX_ACCOUNT_CPU_WINDOW_MS: "600000",
     });
     const admin = adminClient(platform.baseUrl, platform.adminToken);
     expect((await admin.putAccount("hostile")).status).to.equal(201);
     for (let i = 0; i < HOSTILE_PROJECTS; i++) {
-      const r = await admin.putProject(
-        "hostile",
-        `p${i}`,
-        demoProject({
-          authentication: { provider: "custom", library: "spinner", createFunction: "spinnerCreate" },
-          libraries: { spinner: { code: SPINNER } },
-        }),
-      );
+      const definition = demoProject({
+        authentication: { provider: "custom", library: "spinner", createFunction: "spinnerCreate" },
+        libraries: { spinner: { code: SPINNER } },
+        rules: [
+          { table: "customer", type: "validation", expression: "row.balance >= 0", message: "negative" },
+        ],
+      });
+      (definition.apiVersions.v1.resources as Record<string, unknown>).Count = {
+        type: "javascript",
+        code: VICTIM_RESOURCE,
+      };
+      const r = await admin.putProject("hostile", `p${i}`, definition);
       expect(r.status, JSON.stringify(r.body)).to.equal(201);
     }
+    hostileKey = await admin.keyWith("hostile", "p0", ["Full access"]);
     expect((await admin.putAccount("victim")).status).to.equal(201);
     const definition = demoProject();
     (definition.apiVersions.v1.resources as Record<string, unknown>).Count = {
@@ -120,6 +127,24 @@ describe("a fair share of the sandbox per account", function () {
       notOk.map((a) => `${a.what}: ${a.reply.status} ${JSON.stringify(a.reply.body)}`),
       "the other account's answers",
     ).to.deep.equal([]);
+  });
+
+  it("refuses the flooding account's rules and JavaScript resources too while its budget is used", async () => {
+    const hostile = projectClient(platform.baseUrl, "hostile", "p0");
+    // Spin until the account's budget is used (at once when the flood above used it).
+    let login: Reply | undefined;
+    for (let n = 0; n < MAX_ATTEMPTS && login?.status !== 429; n++) {
+      login = await hostile.login({ username: `again${n}`, password: "x" });
+    }
+    expect(login?.status).to.equal(429);
+    const write = await hostile.post(hostileKey, "Customers", { Name: "Mallory", Balance: 1 });
+    expect(write.status, JSON.stringify(write.body)).to.equal(429);
+    expect(write.body.errorCode).to.equal(ErrorCode.sandboxShareUsed);
+    expect(Number(write.headers.get("retry-after"))).to.be.greaterThan(0);
+    expect((await hostile.get(hostileKey, "Customers")).body).to.deep.equal([]);
+    const script = await hostile.get(hostileKey, "Count");
+    expect(script.status, JSON.stringify(script.body)).to.equal(429);
+    expect(script.body.errorCode).to.equal(ErrorCode.sandboxShareUsed);
   });
 });
 
