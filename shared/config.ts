@@ -101,7 +101,29 @@ export const commonConfig = {
   /** Proxies whose X-Forwarded-For/-Host/-Proto are believed (the Ingress controller; the local gateway). */
   TRUSTED_PROXIES: trustedProxiesSetting,
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
+  /** Request rate limits per account and per API key (token buckets in Redis; one more round trip per request). */
+  RATE_LIMITS: flag,
+  /** Requests of one account (all its projects, keys and logins) per window; 0 = none (an account may have its own). */
+  RATE_LIMIT_ACCOUNT: z.coerce.number().int().min(0).default(6000),
+  /** Requests with one API key per window; 0 = none (an account may have its own). */
+  RATE_LIMIT_KEY: z.coerce.number().int().min(0).default(1200),
+  RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),
 };
+
+/** The request rate limits of the configuration; undefined when they are off. */
+export function rateLimitSettings(config: {
+  RATE_LIMITS: boolean;
+  RATE_LIMIT_ACCOUNT: number;
+  RATE_LIMIT_KEY: number;
+  RATE_LIMIT_WINDOW_SECONDS: number;
+}): { account: number; key: number; windowSeconds: number } | undefined {
+  if (!config.RATE_LIMITS) return undefined;
+  return {
+    account: config.RATE_LIMIT_ACCOUNT,
+    key: config.RATE_LIMIT_KEY,
+    windowSeconds: config.RATE_LIMIT_WINDOW_SECONDS,
+  };
+}
 
 export const authConfigSchema = z.object({
   ...commonConfig,
@@ -159,6 +181,18 @@ export const dataConfigSchema = z.object({
   SANDBOX_TIMEOUT_MS: z.coerce.number().int().min(10).default(1000),
   /** Sandbox host processes (child processes running the isolates); programs are spread over them by key. */
   SANDBOX_PROCESSES: z.coerce.number().int().min(1).max(32).default(2),
+  /** CPU priority (nice value) of the sandbox processes: customer JavaScript yields to the service's own work. */
+  SANDBOX_NICENESS: z.coerce.number().int().min(0).max(19).default(10),
+  /** Sandbox calls of one account (all its projects) that run at once in one data-service process. */
+  SANDBOX_ACCOUNT_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(4),
+  /** Sandbox calls of all accounts together that run at once in one data-service process. */
+  SANDBOX_CONCURRENCY: z.coerce.number().int().min(1).max(10_000).default(32),
+  /** Isolate CPU time (ms) one account's JavaScript may use per window, per data-service process. */
+  SANDBOX_ACCOUNT_CPU_MS: z.coerce.number().int().min(1).default(15_000),
+  /** The sliding window of SANDBOX_ACCOUNT_CPU_MS. */
+  SANDBOX_ACCOUNT_CPU_WINDOW_MS: z.coerce.number().int().min(1000).default(60_000),
+  /** Sandbox calls of one account that may wait for a turn (429 beyond). */
+  SANDBOX_ACCOUNT_QUEUE: z.coerce.number().int().min(0).default(100),
   /** `tessera.get` reads one call of a JavaScript resource or event may make. */
   SANDBOX_READS_PER_CALL: z.coerce.number().int().min(1).max(1000).default(20),
   /** Development only: lets provider code fetch loopback addresses. */

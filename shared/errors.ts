@@ -21,6 +21,8 @@ export const ErrorCode = {
   tooLarge: 4131,
   unsupportedMediaType: 4151,
   tooManyAttempts: 4291,
+  rateLimited: 4292,
+  sandboxShareUsed: 4293,
   internal: 5001,
   unavailable: 5031,
 } as const;
@@ -117,6 +119,19 @@ export const errors = {
       503,
       ErrorCode.unavailable,
       "Other logins of this identity are still being checked; nothing was verified, try again",
+      { headers: { "Retry-After": String(retryAfterSeconds) } },
+    ),
+  /** The account's or the key's request rate limit; `headers`: `RateLimit`, `RateLimit-Policy`, `Retry-After`. */
+  rateLimited: (headers: Record<string, string>) =>
+    new ApiError(429, ErrorCode.rateLimited, "Too many requests for this account or key; try again later", {
+      headers,
+    }),
+  /** The account's JavaScript (providers, rules, resources, events) used its share of the sandbox for now. */
+  sandboxShareUsed: (retryAfterSeconds: number) =>
+    new ApiError(
+      429,
+      ErrorCode.sandboxShareUsed,
+      "The account's JavaScript has used its share of the sandbox for now; try again later",
       { headers: { "Retry-After": String(retryAfterSeconds) } },
     ),
   internal: () => new ApiError(500, ErrorCode.internal, "Unexpected error"),

@@ -58,6 +58,10 @@ export interface VerdictFailure {
   message: string;
 }
 
+/**
+ * The answer of `POST …/authenticate`. A 429 instead (the account's JavaScript used its share of
+ * the sandbox) is the login's answer too: the auth service passes it on with its headers.
+ */
 export interface AuthenticateResponse {
   project: ProjectSettings;
   verdict: VerdictSuccess | VerdictFailure;

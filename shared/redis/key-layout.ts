@@ -6,7 +6,9 @@
  *    order are keys of their own, with one tag (`{<account>/<project>}`: one script trims both);
  *  - the login throttle: one tag per subject and one per address and hour (two scripts, one each);
  *  - row locks, write intents and their lease index: the tenant database (`{<database>}`), so
- *    locking every row of a request and recording its intent is one script in one slot.
+ *    locking every row of a request and recording its intent is one script in one slot;
+ *  - request rate limits: the account (`{<account>}`): its own limits, its bucket and its keys'
+ *    buckets, so that one script takes a request's tokens.
  * `prefix` is REDIS_PREFIX (no braces: it is validated at start-up).
  */
 
@@ -54,6 +56,16 @@ export function intentDatabasesKey(prefix: string): string {
 /** Generated-key sequences of one tenant database (single-key commands only). */
 export function sequenceKey(prefix: string, database: string): string {
   return `${prefix}seq:${database}`;
+}
+
+/** An account's own request rate limits (hash: `account`, `key`), set by the operator. */
+export function rateLimitPolicyKey(prefix: string, account: string): string {
+  return `${prefix}rate:{${account}}:policy`;
+}
+
+/** A token bucket of the account: `account`, or `key:<key id>` for one of its keys. */
+export function rateLimitBucketKey(prefix: string, account: string, bucket: string): string {
+  return `${prefix}rate:{${account}}:${bucket}`;
 }
 
 export function leaseKey(prefix: string, name: string): string {

@@ -11,6 +11,7 @@ import { requestContext } from "../../../shared/http/request-context.ts";
 import type { Lifecycle } from "../../../shared/http/serve.ts";
 import type { KeyStore } from "../../../shared/keys/key-store.ts";
 import type { Logger } from "../../../shared/logger.ts";
+import type { RequestRateLimiter } from "../../../shared/rate-limits/request-limits.ts";
 import { translateRedisError } from "../../../shared/redis-errors.ts";
 import type { DataServiceClient } from "./clients/data-service-client.ts";
 import type { ProjectIdentityFields } from "./clients/identity-fields-cache.ts";
@@ -27,6 +28,8 @@ export interface AuthDeps {
   keys: KeyStore;
   data: DataServiceClient;
   throttle: AttemptThrottle;
+  /** Request rate limits per account (RATE_LIMITS): logins count toward their account's. */
+  rateLimits?: RequestRateLimiter;
   /** Account administrators' logins: their own throttle. */
   adminThrottle: AttemptThrottle;
   identityFields: ProjectIdentityFields;

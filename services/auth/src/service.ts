@@ -1,9 +1,10 @@
 /** Composition root of the auth service: Redis, the data-service client, every dependency wired explicitly. */
-import type { AuthConfig } from "../../../shared/config.ts";
+import { type AuthConfig, rateLimitSettings } from "../../../shared/config.ts";
 import { createMetrics } from "../../../shared/http/metrics.ts";
 import type { Lifecycle } from "../../../shared/http/serve.ts";
 import { KeyStore } from "../../../shared/keys/key-store.ts";
 import type { Logger } from "../../../shared/logger.ts";
+import { RequestRateLimiter } from "../../../shared/rate-limits/request-limits.ts";
 import { createRedisClient } from "../../../shared/redis/clients.ts";
 import { reportRedisErrors } from "../../../shared/store-errors.ts";
 import { type AuthDeps, buildAuthApp } from "./app.ts";
@@ -44,6 +45,7 @@ export async function createAuthService(config: AuthConfig, logger: Logger): Pro
     if (renamed > 0) logger.info({ renamed }, "key records renamed to the hash-tagged layout");
   }
   const data = createDataServiceClient(config.DATA_SERVICE_URL, config.SERVICE_TOKEN[0]!);
+  const rateLimits = rateLimitSettings(config);
   const throttleSettings = {
     failuresBeforeLockout: config.LOGIN_FAILURES_BEFORE_LOCKOUT,
     baseSeconds: config.LOGIN_LOCKOUT_BASE_SECONDS,
@@ -63,6 +65,7 @@ export async function createAuthService(config: AuthConfig, logger: Logger): Pro
     keys,
     data,
     identityFields: createIdentityFieldsCache(data),
+    rateLimits: rateLimits && new RequestRateLimiter(redis, config.REDIS_PREFIX, rateLimits),
     throttle: new AttemptThrottle(redis, `${config.REDIS_PREFIX}throttle:login:`, throttleSettings),
     adminThrottle: new AttemptThrottle(redis, `${config.REDIS_PREFIX}throttle:adminlogin:`, throttleSettings),
     directory: adminDirectoryOf(data),

@@ -12,6 +12,7 @@ import type { Lifecycle } from "../../../shared/http/serve.ts";
 import type { KeyStore } from "../../../shared/keys/key-store.ts";
 import type { KeyValidator } from "../../../shared/keys/key-validation.ts";
 import type { Logger } from "../../../shared/logger.ts";
+import type { RequestRateLimiter } from "../../../shared/rate-limits/request-limits.ts";
 import { translateRedisError } from "../../../shared/redis-errors.ts";
 import type { PlanExtension } from "./domain/writer.ts";
 import type { AdminRouteDeps } from "./http/admin/deps.ts";
@@ -30,6 +31,8 @@ export interface DataDeps extends AdminRouteDeps {
   lifecycle: Lifecycle;
   readiness: Record<string, ReadinessCheck>;
   keys: KeyValidator;
+  /** Request rate limits per account and per key (RATE_LIMITS); none when they are off. */
+  rateLimits?: RequestRateLimiter;
   /** Key records, for the admin gate's look-up of administrators' keys. */
   keyStore: KeyStore;
   /** The `Authorization` scheme words the key validator accepts. */
@@ -91,6 +94,7 @@ export function buildDataApp(deps: DataDeps): Koa {
       planExtension: deps.planExtension,
       scripts: deps.scripts,
       authSchemes: deps.authSchemes,
+      rateLimits: deps.rateLimits,
     }),
     adminRouter({
       ...deps,

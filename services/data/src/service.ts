@@ -5,12 +5,13 @@
  */
 import mongoose, { type Connection } from "mongoose";
 import { Gauge } from "prom-client";
-import type { DataConfig } from "../../../shared/config.ts";
+import { type DataConfig, rateLimitSettings } from "../../../shared/config.ts";
 import { createMetrics, type Metrics } from "../../../shared/http/metrics.ts";
 import type { Lifecycle } from "../../../shared/http/serve.ts";
 import { KeyStore } from "../../../shared/keys/key-store.ts";
 import { createKeyValidator } from "../../../shared/keys/key-validation.ts";
 import type { Logger } from "../../../shared/logger.ts";
+import { AccountRateLimitStore, RequestRateLimiter } from "../../../shared/rate-limits/request-limits.ts";
 import { createRedisClient, type RedisClient } from "../../../shared/redis/clients.ts";
 import { projectChangedChannel } from "../../../shared/redis/key-layout.ts";
 import { reportRedisErrors } from "../../../shared/store-errors.ts";
@@ -137,12 +138,19 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
     ["reason"],
   );
   for (const reason of ["catastrophic", "crashed", "unresponsive"]) sandboxRestarts.inc({ reason }, 0);
+  const sandboxRefusals = metrics.counter(
+    "tessera_sandbox_refusals_total",
+    "Sandbox calls refused (429) by their account's fair share, by reason (cpu, queue)",
+    ["reason"],
+  );
+  for (const reason of ["cpu", "queue"]) sandboxRefusals.inc({ reason }, 0);
   // One sandbox pool per process, for custom providers, reactive logic rules and API versions' JavaScript alike.
   const custom = createCustomProviderFactory({
     config,
     logger,
     onSandboxCall: (outcome) => sandboxCalls.inc({ outcome }),
     onSandboxProcessRestart: (reason) => sandboxRestarts.inc({ reason }),
+    onSandboxRefusal: (reason) => sandboxRefusals.inc({ reason }),
   });
   const logic = createLogic({ pool: custom.pool });
   const scripts = createScriptRunner({
@@ -151,6 +159,7 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
     readsPerCall: config.SANDBOX_READS_PER_CALL,
     logger,
   });
+  const rateLimits = rateLimitSettings(config);
   // Not ready before the sandbox is: the first logins after a start need not wait for a process.
   await custom.ready();
   // A change holds its lease for a few queries; a lease outlives any such sequence.
@@ -166,6 +175,8 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
       mongodb: () => tenants.ping(),
     },
     keys: createKeyValidator(keyStore, config.AUTH_SCHEMES),
+    rateLimits: rateLimits && new RequestRateLimiter(redis, config.REDIS_PREFIX, rateLimits),
+    accountRateLimits: new AccountRateLimitStore(redis, config.REDIS_PREFIX),
     keyStore,
     authSchemes: config.AUTH_SCHEMES,
     meta,

@@ -4,6 +4,7 @@
  * boundary, the caller's deadlines, and what happens when a process crashes,
  * has a catastrophic isolate, stops answering, or is shut down.
  */
+import { readdirSync, readFileSync } from "node:fs";
 import { expect } from "chai";
 import {
   type HostCallInfo,
@@ -72,6 +73,19 @@ describe("sandbox host processes (ProcessSandboxPool)", function () {
     expect(stats.isolates).to.equal(8);
     expect(stats.processes).to.deep.equal({ running: 2, retiring: 0, restarts: {} });
     expect(sandboxes()).to.have.length(2);
+  });
+
+  it("runs customer code at a lower CPU priority than the service: every thread of a sandbox process is niced", async () => {
+    open({ niceness: 7 });
+    expect(await pool.program("nice/p/x", "function f() { return 1 }").call("f")).to.equal(1);
+    const [pid] = sandboxes();
+    const niceOf = (task: string) => {
+      const stat = readFileSync(`/proc/${pid}/task/${task}/stat`, "utf8");
+      return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[16]);
+    };
+    const threads = readdirSync(`/proc/${pid}/task`);
+    expect(threads.length).to.be.greaterThan(1);
+    expect(threads.map(niceOf)).to.deep.equal(threads.map(() => 7));
   });
 
   it("runs async host functions here, with the caller's context, deadline, signal and call state", async () => {

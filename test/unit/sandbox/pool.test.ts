@@ -165,6 +165,32 @@ describe("sandbox pool", () => {
       expect(await p.call("ok")).to.equal("ok");
     });
 
+    it("tells the CPU time a call spent in its isolate once, also when it is stopped at its time limit", async () => {
+      const p = pool.program("t/cpu", "function spin() { while (true) {} } function ok() { return 1 }");
+      const told: number[] = [];
+      const onCpuTime = (ms: number) => told.push(ms);
+      await p.call("ok", [], { onCpuTime });
+      expect(told).to.have.length(1);
+      const error = await rejection(p.call("spin", [], { onCpuTime }));
+      expect(error).to.be.instanceOf(SandboxTimeoutError);
+      expect(told).to.have.length(2);
+      expect(told[1]).to.be.greaterThan(0);
+    });
+
+    it("charges the CPU time of loading an isolate to the call that waited for it, also when the load fails", async () => {
+      const told: number[] = [];
+      const onCpuTime = (ms: number) => told.push(ms);
+      const spinning = pool.program("t/load-spin", "while (true) {}\nfunction f() { return 1 }");
+      // Time enough to see the load fail (its own limit is 2 × 300 ms).
+      const options = { onCpuTime, timeoutMs: 5000 };
+      expect(await rejection(spinning.call("f", [], options))).to.be.instanceOf(SandboxError);
+      expect(told).to.have.length(1);
+      expect(told[0]).to.be.greaterThan(0);
+      // The load failure is remembered for a while: later calls fail without a load, and are charged nothing.
+      await rejection(spinning.call("f", [], options));
+      expect(told[1]).to.equal(0);
+    });
+
     it("stops a call that never settles", async () => {
       const p = pool.program("t/pending", "function wait() { return new Promise(() => {}) }");
       const { ms, error } = await timed(() => p.call("wait", [], { timeoutMs: 100 }));

@@ -9,6 +9,8 @@ import {
   intentKeyPrefix,
   keyIndexKey,
   keyRecordKey,
+  rateLimitBucketKey,
+  rateLimitPolicyKey,
   rowLockKey,
   throttleAddressKey,
   throttleSubjectKey,
@@ -98,6 +100,15 @@ describe("key layout: every multi-key operation stays in one hash slot", () => {
     expect(hashTag(keyIndexKey(prefix, "acme", "demo"))).to.equal("acme/demo");
     expect(hashTag(throttleSubjectKey(`${prefix}throttle:login:`, "f00d"))).to.equal("f00d");
     expect(hashTag(throttleAddressKey(`${prefix}throttle:login:`, "::1", 7))).to.equal("::1:7");
+  });
+
+  it("an account's request rate limits, its bucket and its keys' buckets share the account's tag", () => {
+    const keys = [
+      rateLimitPolicyKey(prefix, "acme"),
+      rateLimitBucketKey(prefix, "acme", "account"),
+      rateLimitBucketKey(prefix, "acme", "key:k_1234"),
+    ];
+    expect(new Set(keys.map(hashTag))).to.deep.equal(new Set(["acme"]));
   });
 });
 

@@ -14,7 +14,29 @@ import type {
   LoginInfoResponse,
   ProjectSettings,
 } from "../../../../shared/contracts/internal-api.ts";
-import { errors } from "../../../../shared/errors.ts";
+import { ApiError, ErrorCode, errors } from "../../../../shared/errors.ts";
+
+/** Headers of a 429 the client passes on as they are. */
+const LIMIT_HEADERS = ["Retry-After", "RateLimit", "RateLimit-Policy"];
+
+/**
+ * A 429 of the data service (the account's request rate, or its share of the sandbox) is the
+ * client's answer too: same status, code, message and limit headers.
+ */
+async function tooManyRequests(response: Response): Promise<ApiError> {
+  const body = (await response.json().catch(() => ({}))) as { errorCode?: unknown; errorMessage?: unknown };
+  const headers: Record<string, string> = {};
+  for (const name of LIMIT_HEADERS) {
+    const value = response.headers.get(name);
+    if (value !== null) headers[name] = value;
+  }
+  return new ApiError(
+    429,
+    typeof body.errorCode === "number" ? body.errorCode : ErrorCode.rateLimited,
+    typeof body.errorMessage === "string" ? body.errorMessage : "Too many requests; try again later",
+    { headers },
+  );
+}
 
 export interface DataServiceClient {
   settings(account: string, project: string, requestId: string): Promise<ProjectSettings | null>;
@@ -66,6 +88,7 @@ export function createDataServiceClient(
       await response.body?.cancel();
       return null;
     }
+    if (response.status === 429) throw await tooManyRequests(response);
     if (!response.ok) {
       await response.body?.cancel();
       throw errors.unavailable(`The data service (status ${response.status})`);

@@ -5,12 +5,15 @@ import { errors } from "../../../../shared/errors.ts";
 import { readJsonBody } from "../../../../shared/http/json-body.ts";
 import type { RequestState } from "../../../../shared/http/request-context.ts";
 import { isValidName } from "../../../../shared/names.ts";
+import { admitRequest, type RequestRateLimiter } from "../../../../shared/rate-limits/request-limits.ts";
 import type { DataServiceClient } from "../clients/data-service-client.ts";
 import { type AuthenticationDeps, handleAuthentication } from "../domain/authentication.ts";
 
 export interface AuthenticationRouteDeps extends AuthenticationDeps {
   data: DataServiceClient;
   maxBodyBytes: number;
+  /** Request rate limits (RATE_LIMITS): a POST to @authentication counts toward its account's. */
+  rateLimits?: RequestRateLimiter;
 }
 
 /** `?enablePasswordChange!` exactly, case-sensitive (a bare parameter or with any value). */
@@ -43,6 +46,7 @@ export function authenticationRouter(deps: AuthenticationRouteDeps): Router {
   const router = new Router({ prefix: "/rest/:account/:project/:version" });
   const post = async (ctx: Context) => {
     const s = scope(ctx);
+    if (deps.rateLimits) ctx.set(await admitRequest(deps.rateLimits, s.account));
     treatUntypedLoginAsJson(ctx);
     const body = await readJsonBody(ctx, deps.maxBodyBytes);
     ctx.body = await handleAuthentication(deps, {

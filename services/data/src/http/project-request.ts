@@ -10,6 +10,7 @@ import { decodePathSegment } from "../../../../shared/http/path-segment.ts";
 import type { KeyRecord } from "../../../../shared/keys/key-record.ts";
 import type { KeyValidator } from "../../../../shared/keys/key-validation.ts";
 import { isValidName } from "../../../../shared/names.ts";
+import { admitRequest, type RequestRateLimiter } from "../../../../shared/rate-limits/request-limits.ts";
 import { type Principal, principalOf } from "../domain/authorization.ts";
 import type { ProjectModel, ResourceModel, VersionModel } from "../domain/project-model.ts";
 import { parseQueryString, type QueryParams } from "../domain/query-params.ts";
@@ -31,6 +32,8 @@ export interface ProjectRequestDeps {
   keys: KeyValidator;
   projects: ProjectCache<ProjectModel>;
   publicBaseUrl: string | undefined;
+  /** Request rate limits per account and per key (RATE_LIMITS); none when they are off. */
+  rateLimits?: RequestRateLimiter;
 }
 
 function decodeName(raw: string | undefined): string {
@@ -63,6 +66,7 @@ export async function resolveProjectRequest(ctx: Context, deps: ProjectRequestDe
     },
     { account, project: projectName },
   );
+  if (deps.rateLimits) ctx.set(await admitRequest(deps.rateLimits, account, key.id));
   const project = await deps.projects.get(account, projectName);
   // A key minted for an earlier project of the same name is not honoured by its successor.
   if (!project || project.uid !== key.projectUid) {

@@ -8,14 +8,20 @@ import { LRUCache } from "lru-cache";
 import type { DataConfig } from "../../../../shared/config.ts";
 import type { Logger } from "../../../../shared/logger.ts";
 import type { ProjectModel } from "../domain/project-model.ts";
-import { ProcessSandboxPool, type RestartReason, type SandboxPool } from "../sandbox/index.ts";
+import {
+  FairShare,
+  FairSharePool,
+  ProcessSandboxPool,
+  type RestartReason,
+  type SandboxPool,
+} from "../sandbox/index.ts";
 import { type CustomAuthProvider, createCustomProvider } from "./custom-provider.ts";
 
 /** How many projects' custom providers a process keeps. */
 const PROVIDERS = 2000;
 
 export interface CustomProviderFactory {
-  /** The pool is shared with the logic engine. */
+  /** The pool is shared with the logic engine and the scripts; its calls are admitted by each account's fair share. */
   pool: SandboxPool;
   providerFor(project: ProjectModel): CustomAuthProvider;
   /** Settles once the sandbox processes have started. */
@@ -30,16 +36,30 @@ export function createCustomProviderFactory(options: {
   onSandboxCall?: (outcome: string) => void;
   /** Told each time a sandbox host process is replaced, and why (metrics). */
   onSandboxProcessRestart?: (reason: RestartReason) => void;
+  /** Told each sandbox call refused by its account's fair share, and why (metrics). */
+  onSandboxRefusal?: (reason: string) => void;
 }): CustomProviderFactory {
   const { config, logger } = options;
-  const pool = new ProcessSandboxPool({
+  const processes = new ProcessSandboxPool({
     processes: config.SANDBOX_PROCESSES,
+    niceness: config.SANDBOX_NICENESS,
     onCall: options.onSandboxCall,
     onProcessRestart: options.onSandboxProcessRestart,
     memoryLimitMb: config.SANDBOX_MEMORY_MB,
     timeoutMs: config.SANDBOX_TIMEOUT_MS,
     allowLoopbackFetch: config.SANDBOX_ALLOW_LOOPBACK_FETCH,
     logger,
+  });
+  const share = new FairShare({
+    accountConcurrency: config.SANDBOX_ACCOUNT_CONCURRENCY,
+    totalConcurrency: config.SANDBOX_CONCURRENCY,
+    accountCpuMs: config.SANDBOX_ACCOUNT_CPU_MS,
+    windowMs: config.SANDBOX_ACCOUNT_CPU_WINDOW_MS,
+    accountQueue: config.SANDBOX_ACCOUNT_QUEUE,
+  });
+  const pool = new FairSharePool(processes, share, {
+    timeoutMs: config.SANDBOX_TIMEOUT_MS,
+    onRefusal: options.onSandboxRefusal,
   });
   // The most recently used projects' providers; one evicted is made again when next used.
   const providers = new LRUCache<string, { uid: string; revision: number; provider: CustomAuthProvider }>({
@@ -55,6 +75,7 @@ export function createCustomProviderFactory(options: {
       const auth = project.definition.authentication;
       const provider = createCustomProvider({
         pool,
+        account: project.account,
         programKey: `${id}/auth`,
         libraryCode: project.definition.libraries[auth.library!]!.code,
         libraryName: auth.library,
@@ -68,7 +89,7 @@ export function createCustomProviderFactory(options: {
       providers.set(id, { uid: project.uid, revision: project.revision, provider });
       return provider;
     },
-    ready: () => pool.ready(),
+    ready: () => processes.ready(),
     async close() {
       await pool.close();
     },

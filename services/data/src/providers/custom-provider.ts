@@ -45,6 +45,8 @@ export { GENERIC_LOGIN_FAILURE } from "./custom-provider-result.ts";
 
 export interface CustomProviderOptions {
   pool: SandboxPool;
+  /** The project's account: whose share of the sandbox the provider's calls take (default: the program key). */
+  account?: string;
   /** Sandbox key of this project's provider, e.g. `<account>/<project>/auth`. */
   programKey: string;
   /** The code of the library named by `authentication.library`. */
@@ -143,7 +145,7 @@ export function createCustomProvider(options: CustomProviderOptions): CustomAuth
       { code: options.libraryCode, filename: `${options.libraryName ?? "library"}.js` },
       { code: providerScript(options.createFunction, options.config), filename: "tessera-provider.js" },
     ],
-    { hostFunctions: { "tessera.fetchJson": fetchJson } },
+    { hostFunctions: { "tessera.fetchJson": fetchJson }, account: options.account },
   );
   const callOptions = { timeoutMs: options.timeoutMs };
 

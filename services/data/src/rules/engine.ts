@@ -43,6 +43,7 @@ export class LogicEngine {
         problems,
         program: {
           key,
+          account: model.account,
           version: `${model.uid}:${model.revision}`,
           sources: ruleProgramSources(key, programSource(logic), model.definition.libraries),
         },

@@ -20,6 +20,8 @@ const RULE_PROGRAMS = 2000;
 export interface RuleProgram {
   /** Sandbox key: one program per project. */
   key: string;
+  /** The project's account: whose share of the sandbox the rules take. */
+  account: string;
   /** Changes with every revision of the project definition. */
   version: string;
   /** The dispatcher with the rules, then the project's libraries (rule-libraries.ts). */
@@ -46,7 +48,7 @@ export function sandboxRuntime(pool: SandboxPool, options: { timeoutMs?: number 
       if (!entry || entry.version !== p.version || entry.program.isRetired) {
         entry = {
           version: p.version,
-          program: pool.program(p.key, p.sources),
+          program: pool.program(p.key, p.sources, { account: p.account }),
         };
         programs.set(p.key, entry);
       }

@@ -4,10 +4,36 @@
  * one argument. It holds no credentials and no store connections: only the
  * isolates and the messages of protocol.ts.
  */
+import { readdirSync } from "node:fs";
+import os from "node:os";
 import type { FromHostProcess, HostProcessOptions, ToHostProcess } from "./protocol.ts";
 import { SandboxHost } from "./sandbox-host.ts";
 
 const options = JSON.parse(process.argv[2] ?? "{}") as HostProcessOptions;
+
+/**
+ * Customer JavaScript yields the CPU to the service's own work: this process
+ * and every thread it has runs at `niceness` (the isolates' threads, started
+ * later from the main thread, inherit it). On Linux each thread has its own.
+ */
+function lowerPriority(niceness: number): void {
+  if (niceness <= 0) return;
+  let threads: number[] = [0];
+  try {
+    threads = readdirSync("/proc/self/task").map(Number);
+  } catch {
+    // not Linux: the process's own priority is all there is
+  }
+  for (const thread of threads) {
+    try {
+      os.setPriority(thread, niceness);
+    } catch {
+      // not permitted here: the process keeps its priority
+    }
+  }
+}
+
+lowerPriority(options.niceness ?? 0);
 
 function send(message: FromHostProcess): void {
   // The data service may be gone; "disconnect" below ends this process then.

@@ -8,6 +8,8 @@
  * behaviour, sync host functions).
  */
 export { SandboxError, type SandboxErrorKind, SandboxHostError, SandboxTimeoutError } from "./errors.ts";
+export { FairShare, type FairShareLimits, FairShareRefusal } from "./fair-share.ts";
+export { FairSharePool } from "./fair-share-pool.ts";
 export { createFetchJson, type FetchJsonOptions, type FetchJsonResponse } from "./fetch.ts";
 export type { SandboxPoolOptions } from "./limits.ts";
 export { classifyAddress, isAddressAllowed } from "./net-policy.ts";
@@ -20,6 +22,7 @@ export type {
   HostFunction,
   HostFunctionSpec,
   HostFunctions,
+  ProgramOptions,
   ProgramSource,
   SandboxLogger,
   SandboxPool,

@@ -65,6 +65,8 @@ export class IsolateProgram extends ProgramBase implements WorkerOwner {
   private checking = 0;
   private busy = 0;
   private loadFailure: { error: SandboxError; until: number } | undefined;
+  /** CPU time (ms) spent loading isolates that no call has been charged yet. */
+  private loadCpuMs = 0;
 
   /** @internal use IsolatePool.program */
   constructor(pool: IsolatePool, spec: ProgramSpec) {
@@ -89,13 +91,26 @@ export class IsolateProgram extends ProgramBase implements WorkerOwner {
   /**
    * @internal Runs a request that is already encoded, by `deadline`; resolves
    * to the isolate's tagged answer, undecoded (the sandbox host process hands
-   * it on as it is). Not counted by `onCall`.
+   * it on as it is). Not counted by `onCall`. `onCpuTime`: see `CallOptions`.
    */
-  async runRequest(request: Request, deadline: number, context: unknown): Promise<string> {
-    const worker = await this.acquire(deadline);
+  async runRequest(
+    request: Request,
+    deadline: number,
+    context: unknown,
+    onCpuTime?: (ms: number) => void,
+  ): Promise<string> {
+    // Loading an isolate is charged to the next call that ends, whether it got the isolate or its load failure.
+    let worker: IsolateWorker;
+    try {
+      worker = await this.acquire(deadline);
+    } catch (e) {
+      onCpuTime?.(this.takeLoadCpu());
+      throw e;
+    }
+    const charge = onCpuTime && ((ms: number) => onCpuTime(ms + this.takeLoadCpu()));
     let broken = false;
     try {
-      return await worker.run(request.mode, request.target, request.payload, deadline, context);
+      return await worker.run(request.mode, request.target, request.payload, deadline, context, charge);
     } catch (e) {
       broken = !(e instanceof SandboxError) || !["script", "result"].includes(e.kind);
       throw e;
@@ -109,7 +124,12 @@ export class IsolateProgram extends ProgramBase implements WorkerOwner {
   protected async execute(request: Request, options: CallOptions): Promise<unknown> {
     const timeoutMs = this.pool.clampTimeout(options.timeoutMs ?? this.pool.limits.timeoutMs);
     try {
-      const answer = await this.runRequest(request, Date.now() + timeoutMs, options.context);
+      const answer = await this.runRequest(
+        request,
+        Date.now() + timeoutMs,
+        options.context,
+        options.onCpuTime,
+      );
       const value = decodeAnswer(answer, this.pool.limits.maxResultBytes, this.key);
       this.pool.onCall("ok");
       return value;
@@ -278,6 +298,17 @@ export class IsolateProgram extends ProgramBase implements WorkerOwner {
     this.idle = this.idle.filter((w) => w !== worker);
     this.pool.isolateGone(reason);
     this.pool.forgetIfDrained(this);
+  }
+
+  /** @internal WorkerOwner */
+  chargeLoadCpu(ms: number): void {
+    this.loadCpuMs += ms;
+  }
+
+  private takeLoadCpu(): number {
+    const ms = this.loadCpuMs;
+    this.loadCpuMs = 0;
+    return ms;
   }
 
   /** @internal WorkerOwner */

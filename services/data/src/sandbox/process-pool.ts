@@ -39,6 +39,8 @@ export interface ProcessSandboxPoolOptions extends SandboxPoolOptions {
   processes?: number;
   /** Told each time a sandbox process is replaced, and why. */
   onProcessRestart?: (reason: RestartReason) => void;
+  /** Nice value (0–19) of the sandbox processes: their code yields the CPU to the service's. Default 0 (the service's own); the service sets SANDBOX_NICENESS. */
+  niceness?: number;
 }
 
 /** A request, or "warm" (start an isolate of the program). */
@@ -110,6 +112,7 @@ export class ProcessSandboxPool extends RegistryPool<ProcessProgram> implements 
     this.hostOptions = {
       limits: this.limits,
       debugLog: isLevelEnabled ? isLevelEnabled.call(this.logger, "debug") : true,
+      niceness: Math.min(19, Math.max(0, Math.floor(options.niceness ?? 0))),
     };
     this.slots = Array.from({ length: Math.max(1, Math.floor(options.processes ?? 2)) }, (_, slot) =>
       this.start(slot),
@@ -197,7 +200,7 @@ export class ProcessSandboxPool extends RegistryPool<ProcessProgram> implements 
       options.timeoutMs ?? (warm ? this.limits.loadTimeoutMs : this.limits.timeoutMs),
     );
     try {
-      const answer = await this.send(program, request, timeoutMs, options.context);
+      const answer = await this.send(program, request, timeoutMs, options);
       if (warm) return undefined;
       const value = decodeAnswer(answer, this.limits.maxResultBytes, program.key);
       this.onCall("ok");
@@ -212,7 +215,7 @@ export class ProcessSandboxPool extends RegistryPool<ProcessProgram> implements 
     program: ProcessProgram,
     request: ProcessRequestBody,
     timeoutMs: number,
-    context: unknown,
+    { context, onCpuTime }: CallOptions,
   ): Promise<string> {
     const programKey = program.key;
     if (this.closed) {
@@ -234,6 +237,7 @@ export class ProcessSandboxPool extends RegistryPool<ProcessProgram> implements 
           context,
           deadline: Date.now() + timeoutMs,
           timeoutMs,
+          onCpuTime,
           resolve,
           reject,
         },

@@ -15,6 +15,8 @@ export interface HostProcessOptions {
   limits: Omit<SandboxPoolOptions, "logger" | "onCall" | "allowLoopbackFetch">;
   /** Forward debug-level log lines (the sandbox console); off when the service would drop them. */
   debugLog: boolean;
+  /** CPU priority of the process (nice value, 0–19): customer code yields to the service's own work. */
+  niceness?: number;
 }
 
 export interface ProgramRegistration {
@@ -61,6 +63,8 @@ export type FromHostProcess =
       error?: WireError;
       /** The process no longer knows the program: register it again with the next call. */
       unregistered?: boolean;
+      /** CPU time (ms) the call spent in its isolate; absent when it never reached one. */
+      cpuMs?: number;
       stats?: SandboxStats;
     }
   | { t: "host"; id: number; call: number; path: string; args: unknown[] }

@@ -18,6 +18,7 @@ import type {
   EvaluateOptions,
   HostFunction,
   HostFunctions,
+  ProgramOptions,
   ProgramSource,
   SandboxProgram,
 } from "./types.ts";
@@ -102,11 +103,7 @@ export abstract class RegistryPool<P extends ProgramBase> {
   /** Refuses host functions the pool cannot run (TypeError). */
   protected checkHostFunctions(_hostFunctions: HostFunctions): void {}
 
-  program(
-    key: string,
-    sources: string | ProgramSource[],
-    options: { hostFunctions?: HostFunctions } = {},
-  ): P {
+  program(key: string, sources: string | ProgramSource[], options: ProgramOptions = {}): P {
     if (this.isClosed) throw new SandboxError("unavailable", "The sandbox is shut down", { programKey: key });
     this.checkHostFunctions(options.hostFunctions ?? {});
     const list = normaliseSources(sources);

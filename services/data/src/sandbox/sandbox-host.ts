@@ -73,16 +73,20 @@ export class SandboxHost {
       this.send({ t: "done", id, error: toWireError(error), unregistered: true });
       return;
     }
+    let cpuMs: number | undefined;
+    const onCpuTime = (ms: number) => {
+      cpuMs = ms;
+    };
     try {
       let answer = "U";
       if (message.mode === "warm") await program.warm(Math.max(1, deadline - Date.now()));
       else {
         const request = { mode: message.mode, target: message.target, payload: message.payload };
-        answer = await program.runRequest(request, deadline, id);
+        answer = await program.runRequest(request, deadline, id, onCpuTime);
       }
-      this.send({ t: "done", id, answer, stats: this.statsIfChanged() });
+      this.send({ t: "done", id, answer, cpuMs, stats: this.statsIfChanged() });
     } catch (e) {
-      this.send({ t: "done", id, error: toWireError(e), stats: this.statsIfChanged() });
+      this.send({ t: "done", id, error: toWireError(e), cpuMs, stats: this.statsIfChanged() });
     }
   }
 

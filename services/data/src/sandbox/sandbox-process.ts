@@ -41,6 +41,8 @@ export interface ProcessCall {
   context: unknown;
   deadline: number;
   timeoutMs: number;
+  /** Told the CPU time (ms) the call spent in its isolate, when the process reports it. */
+  onCpuTime?: (ms: number) => void;
   resolve(answer: string): void;
   reject(error: SandboxError): void;
 }
@@ -268,6 +270,7 @@ export class SandboxProcess {
           this.sendCall(message.id, active.request, true);
           break;
         }
+        if (typeof message.cpuMs === "number") active.call.onCpuTime?.(message.cpuMs);
         if (message.error) this.finish(message.id, fromWireError(message.error, active.call.programKey));
         else this.finish(message.id, message.answer ?? "U");
         break;

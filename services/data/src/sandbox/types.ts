@@ -53,11 +53,26 @@ export interface ProgramSource {
   filename?: string;
 }
 
+/** How a program is registered (`SandboxPool.program`). */
+export interface ProgramOptions {
+  hostFunctions?: HostFunctions;
+  /**
+   * Whose work the program's calls are: the fair share (`FairSharePool`)
+   * admits calls per account. Without one the program's key stands for it.
+   */
+  account?: string;
+}
+
 export interface CallOptions {
   /** Wall-clock limit of this call, including waiting for a free isolate. Default: the pool's. */
   timeoutMs?: number;
   /** Handed to host functions as `info.context`. Never copied into the sandbox. */
   context?: unknown;
+  /**
+   * Told the CPU time (ms) the call spent in its isolate, once, when the call
+   * ends (also when it fails). Not told when the call never reached an isolate.
+   */
+  onCpuTime?: (ms: number) => void;
 }
 
 export interface EvaluateOptions extends CallOptions {
@@ -117,11 +132,7 @@ export interface SandboxPool {
    * the same (warm) program, with the host-function implementations updated.
    * Different: a new program; the old one is retired.
    */
-  program(
-    key: string,
-    sources: string | ProgramSource[],
-    options?: { hostFunctions?: HostFunctions },
-  ): SandboxProgram;
+  program(key: string, sources: string | ProgramSource[], options?: ProgramOptions): SandboxProgram;
   /** The current program registered under `key`, if any. */
   get(key: string): SandboxProgram | undefined;
   /** `pool.get(key).call(...)`; fails with SandboxError("argument") when no program has that key. */

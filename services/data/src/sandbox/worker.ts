@@ -44,6 +44,8 @@ export interface WorkerOwner {
   /** Called once when the worker's isolate is gone (for whatever reason). */
   onWorkerGone(worker: IsolateWorker, reason: string): void;
   onCatastrophicError(): void;
+  /** Told the CPU time (ms) the isolate spent being created and loading the program, succeeded or not. */
+  chargeLoadCpu(ms: number): void;
 }
 
 interface ActiveCall {
@@ -96,6 +98,8 @@ export class IsolateWorker {
   private interrupt: ((error: SandboxError) => void) | undefined;
   private gone = false;
   private catastrophic = false;
+  /** The isolate's CPU time when it was disposed (it cannot be read afterwards). */
+  private cpuNsAtDispose: bigint | undefined;
   private readonly owner: WorkerOwner;
   private readonly limits: WorkerLimits;
 
@@ -129,12 +133,15 @@ export class IsolateWorker {
   /** Creates the isolate, runs the bootstrap and the program's sources. */
   static async create(owner: WorkerOwner, limits: WorkerLimits): Promise<IsolateWorker> {
     const worker = new IsolateWorker(owner, limits);
+    const started = { cpuNs: 0n, wallMs: Date.now() };
     try {
       await worker.load();
       return worker;
     } catch (e) {
       worker.dispose("load failed");
       throw e;
+    } finally {
+      owner.chargeLoadCpu(worker.cpuMsSince(started));
     }
   }
 
@@ -194,7 +201,8 @@ export class IsolateWorker {
   /**
    * Runs `invoke(mode, target, payloadJson)` inside the isolate and returns its
    * tagged answer. Throws SandboxTimeoutError / SandboxError(memory|crashed);
-   * after any of those the worker is unusable.
+   * after any of those the worker is unusable. `onCpuTime` is told the CPU
+   * time (ms) the isolate spent on the call, once, however it ends.
    */
   async run(
     mode: string,
@@ -202,6 +210,7 @@ export class IsolateWorker {
     payloadJson: string,
     deadline: number,
     context: unknown,
+    onCpuTime?: (ms: number) => void,
   ): Promise<Answer> {
     if (this.isDisposed || !this.invokeRef) {
       throw new SandboxError("crashed", "The isolate is no longer available", { programKey: this.owner.key });
@@ -217,6 +226,7 @@ export class IsolateWorker {
     this.current = call;
     this.calls++;
     const invokeRef = this.invokeRef;
+    const started = { cpuNs: this.cpuNs(), wallMs: Date.now() };
     try {
       const answer = await this.withDeadline("call", deadline, () =>
         invokeRef.apply(undefined, [mode, target, payloadJson], {
@@ -235,7 +245,25 @@ export class IsolateWorker {
       this.current = undefined;
       this.lastUsed = Date.now();
       call.abort.abort();
+      onCpuTime?.(this.cpuMsSince(started));
     }
+  }
+
+  /** The isolate's CPU time so far (ns), if it can be read. */
+  private cpuNs(): bigint | undefined {
+    if (this.cpuNsAtDispose !== undefined) return this.cpuNsAtDispose;
+    try {
+      return this.isolate.cpuTime;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** CPU time since `started`; the wall-clock time when the isolate's clock cannot be read (catastrophic error). */
+  private cpuMsSince(started: { cpuNs: bigint | undefined; wallMs: number }): number {
+    const now = this.cpuNs();
+    if (started.cpuNs === undefined || now === undefined) return Date.now() - started.wallMs;
+    return Number(now - started.cpuNs) / 1e6;
   }
 
   /**
@@ -346,6 +374,7 @@ export class IsolateWorker {
     this.gone = true;
     this.current?.abort.abort();
     if (!this.catastrophic && !this.isolate.isDisposed) {
+      this.cpuNsAtDispose = this.cpuNs();
       try {
         this.isolate.dispose();
       } catch {

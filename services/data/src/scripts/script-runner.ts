@@ -106,7 +106,7 @@ export function createScriptRunner(options: ScriptRunnerOptions): ScriptRunner {
       program = pool.program(
         `${project.account}/${project.name}/${version.name}/scripts`,
         scriptProgramSources(version.scripts, project.definition.libraries),
-        { hostFunctions: { "tessera.get": readApi } },
+        { hostFunctions: { "tessera.get": readApi }, account: project.account },
       );
       programs.set(version, program);
     }

@@ -6,6 +6,7 @@ import type Router from "@koa/router";
 import { z } from "zod";
 import { noteAudit } from "../../../../../shared/admin-access/audit.ts";
 import { callerOf } from "../../../../../shared/admin-access/gate.ts";
+import { errors } from "../../../../../shared/errors.ts";
 import { readJsonBody } from "../../../../../shared/http/json-body.ts";
 import { parseBody } from "../../../../../shared/http/parse-body.ts";
 import { parseQueryString, single } from "../../domain/query-params.ts";
@@ -13,7 +14,14 @@ import { type AdminRouteDeps, isoTime, requireAccount } from "./deps.ts";
 import { page, pageSize } from "./paging.ts";
 import { nameParam, optionalNameQuery } from "./params.ts";
 
-const accountBody = z.strictObject({ displayName: z.string().max(200).optional() });
+/** A request rate limit per window (RATE_LIMIT_WINDOW_SECONDS); 0 = none; null = the default. */
+const limit = z.number().int().min(0).max(1_000_000_000).nullable().optional();
+
+const accountBody = z.strictObject({
+  displayName: z.string().max(200).optional(),
+  /** The operator's alone; absent: unchanged. */
+  rateLimits: z.strictObject({ account: limit, key: limit }).optional(),
+});
 
 export function addAccountRoutes(router: Router, deps: AdminRouteDeps): void {
   // Every account, in name order, paged (`since`: the last name of the previous page). The
@@ -43,6 +51,7 @@ export function addAccountRoutes(router: Router, deps: AdminRouteDeps): void {
       displayName: doc.displayName ?? null,
       created: isoTime(doc.createdAt),
       projects: projects.map((p) => p.name),
+      rateLimits: await deps.accountRateLimits.get(account),
     };
   });
 
@@ -50,15 +59,26 @@ export function addAccountRoutes(router: Router, deps: AdminRouteDeps): void {
     const account = nameParam(ctx, "account");
     const body = parseBody(accountBody, await readJsonBody(ctx, deps.maxBodyBytes));
     // Only the operator creates accounts: an administrator's account must still be there.
-    if (callerOf(ctx).kind !== "operator") await requireAccount(deps, account, ctx);
+    if (callerOf(ctx).kind !== "operator") {
+      await requireAccount(deps, account, ctx);
+      if (body.rateLimits) throw errors.forbidden("Only the platform operator sets an account's rate limits");
+    }
     const { created, doc } = await deps.meta.putAccount(account, body.displayName);
+    const limits = body.rateLimits;
+    if (limits)
+      await deps.accountRateLimits.set(account, { account: limits.account ?? null, key: limits.key ?? null });
     const shown = body.displayName === undefined ? "no display name" : `display name '${body.displayName}'`;
     noteAudit(ctx, {
       accountUid: deps.meta.accountUid(doc),
       summary: created ? `account created (${shown})` : `account updated (${shown})`,
     });
     ctx.status = created ? 201 : 200;
-    ctx.body = { name: account, displayName: body.displayName ?? null, created: isoTime(doc.createdAt) };
+    ctx.body = {
+      name: account,
+      displayName: body.displayName ?? null,
+      created: isoTime(doc.createdAt),
+      rateLimits: await deps.accountRateLimits.get(account),
+    };
   });
 
   // A deletion is recorded before it happens, so that the sweeper drops what in-flight writes
@@ -76,6 +96,7 @@ export function addAccountRoutes(router: Router, deps: AdminRouteDeps): void {
     await deps.meta.recordDeletedStorage({ account, database });
     await deps.admins.deleteAccount(account);
     await deps.meta.deleteAccount(account);
+    await deps.accountRateLimits.drop(account);
     for (const p of projects) await deps.projects.changed(account, p.name);
     await deps.revisions.deleteAccount(account);
     await deps.tenants.dropAccountStorage(database);

@@ -2,6 +2,7 @@
 import type { Context } from "koa";
 import { type AuditSink, noteAudit } from "../../../../../shared/admin-access/audit.ts";
 import { errors } from "../../../../../shared/errors.ts";
+import type { AccountRateLimitStore } from "../../../../../shared/rate-limits/request-limits.ts";
 import type { PasswordHasher } from "../../credentials/passwords.ts";
 import type { DefinitionChecks, ProjectChangeDeps } from "../../domain/project-changes.ts";
 import type { ProjectModel } from "../../domain/project-model.ts";
@@ -25,6 +26,8 @@ export interface AdminRouteDeps extends DefinitionChecks, ProjectChangeDeps {
   hasher: PasswordHasher;
   maxBodyBytes: number;
   publicBaseUrl: string | undefined;
+  /** Each account's own request rate limits (the operator's). */
+  accountRateLimits: AccountRateLimitStore;
 }
 
 /**
