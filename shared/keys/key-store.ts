@@ -144,10 +144,14 @@ export class KeyStore {
     return records.sort((a, b) => a.createdAt - b.createdAt);
   }
 
-  /** Deletes a key by its id; false when the project has no such key. */
-  async deleteById(account: string, project: string, id: string): Promise<boolean> {
+  /**
+   * Deletes a key by its id; false when the project has no such key. Given
+   * `projectUid`, only a key of that incarnation of the project.
+   */
+  async deleteById(account: string, project: string, id: string, projectUid?: string): Promise<boolean> {
     const hash = (await this.#indexEntries(account, project))[id];
     if (!hash) return false;
+    if (projectUid !== undefined && (await this.get(hash))?.projectUid !== projectUid) return false;
     const recordKeys = this.#recordKeys(hash);
     const deleted = await Promise.all(recordKeys.map((key) => this.#redis.del(key)));
     for (const indexKey of this.#indexKeys(account, project)) await this.#redis.hdel(indexKey, id);

@@ -9,7 +9,6 @@ import type { Metrics } from "../../../shared/http/metrics.ts";
 import { addOpsRoutes, type ReadinessCheck } from "../../../shared/http/ops-routes.ts";
 import { requestContext } from "../../../shared/http/request-context.ts";
 import type { Lifecycle } from "../../../shared/http/serve.ts";
-import type { KeyStore } from "../../../shared/keys/key-store.ts";
 import type { KeyValidator } from "../../../shared/keys/key-validation.ts";
 import type { Logger } from "../../../shared/logger.ts";
 import { translateRedisError } from "../../../shared/redis-errors.ts";
@@ -30,8 +29,6 @@ export interface DataDeps extends AdminRouteDeps {
   lifecycle: Lifecycle;
   readiness: Record<string, ReadinessCheck>;
   keys: KeyValidator;
-  /** Key records, for the admin gate's look-up of administrators' keys. */
-  keyStore: KeyStore;
   /** The `Authorization` scheme words the key validator accepts. */
   authSchemes: string[];
   /** The administrators as the admin gate sees them. */

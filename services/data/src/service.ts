@@ -20,7 +20,7 @@ import { createAdminDirectory } from "./domain/account-admins.ts";
 import { createAuditTrail } from "./domain/audit-trail.ts";
 import { checkFilterText } from "./domain/filter-check.ts";
 import { parseProjectDefinition } from "./domain/project-definition.ts";
-import { compileProject } from "./domain/project-model.ts";
+import { compileProject, programKeyPrefix } from "./domain/project-model.ts";
 import { createCustomProviderFactory } from "./providers/custom-provider-factory.ts";
 import { createProviderRegistry } from "./providers/provider-registry.ts";
 import { createLogic } from "./rules/index.ts";
@@ -40,6 +40,7 @@ import { StorageNames } from "./store/storage-names.ts";
 import { DeletedStorageSweeper } from "./store/storage-sweeper.ts";
 import type { WriteLoop } from "./store/tenant-rows.ts";
 import { TenantStore } from "./store/tenant-store.ts";
+import { UserStore } from "./store/user-store.ts";
 import { WriteIntents } from "./store/write-intents.ts";
 import { createWriteLoop } from "./store/write-loop.ts";
 
@@ -90,6 +91,7 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
   connection.getClient().on("serverHeartbeatFailed", () => storeErrors.inc({ store: "mongodb" }));
   const meta = new MetaStore(connection, config.QUERY_TIMEOUT_MS, new StorageNames(config.TENANT_DB_PREFIX));
   const admins = new AdminStore(connection, config.QUERY_TIMEOUT_MS);
+  const users = new UserStore(connection, config.QUERY_TIMEOUT_MS);
   const audit = new AuditStore(connection, config.QUERY_TIMEOUT_MS);
   const tenants = new TenantStore(
     connection.getClient(),
@@ -107,15 +109,6 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
       throw new Error(`stored definition of ${stored.account}/${stored.name} no longer compiles`);
     return compiled.model;
   };
-  const projects = new ProjectCache({
-    meta,
-    subscriber,
-    publisher: redis,
-    channel: projectChangedChannel(config.REDIS_PREFIX),
-    compile,
-    logger,
-  });
-  await projects.start();
   const sweeper = new DeletedStorageSweeper({ meta, tenants, logger });
   sweeper.start();
   recoverer.start();
@@ -143,6 +136,16 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
     onSandboxCall: (outcome) => sandboxCalls.inc({ outcome }),
     onSandboxProcessRestart: (reason) => sandboxRestarts.inc({ reason }),
   });
+  const projects = new ProjectCache({
+    meta,
+    subscriber,
+    publisher: redis,
+    channel: projectChangedChannel(config.REDIS_PREFIX),
+    compile,
+    logger,
+    forget: (project) => custom.pool.dropUnder(programKeyPrefix(project)),
+  });
+  await projects.start();
   const logic = createLogic({ pool: custom.pool });
   const scripts = createScriptRunner({
     pool: custom.pool,
@@ -169,6 +172,7 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
     authSchemes: config.AUTH_SCHEMES,
     meta,
     admins,
+    users,
     directory: createAdminDirectory(meta, admins),
     revisions: new RevisionStore(connection, config.QUERY_TIMEOUT_MS),
     audit,
@@ -177,7 +181,7 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
     tenants,
     writeLoop,
     projects,
-    providers: createProviderRegistry({ meta, hasher, custom: custom.providerFor }),
+    providers: createProviderRegistry({ users, hasher, custom: custom.providerFor }),
     hasher,
     checkFilter: checkFilterText,
     checkModel: logic.checkModel,

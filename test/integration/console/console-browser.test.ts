@@ -437,7 +437,7 @@ describe("console in Chromium", function () {
       await conflict.getByText("Comparing against revision 2").waitFor();
       const diff = page.getByRole("region", { name: "What would change" });
       await diff.getByText("Auditor").waitFor();
-      await page.getByRole("button", { name: 'Apply (If-Match "2")' }).click();
+      await page.getByRole("button", { name: "Apply (on revision 2)" }).click();
       await page.getByRole("heading", { name: /shop · revision 3/ }).waitFor();
       const stored = await operator.send("GET", "/accounts/acme/projects/shop");
       expect(stored.body.definition.tables.customer.columns.segment).to.deep.equal({ type: "string" });

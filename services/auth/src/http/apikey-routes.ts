@@ -3,13 +3,16 @@
  * project, delete one. Behind the admin gate (shared/admin-access), like the
  * data service's admin routes: the operator, or the account's administrators
  * (readers list only); every change goes into the account's audit trail.
+ * Keys belong to the project's incarnation: those of an earlier project of the
+ * same name (minted while it was being deleted) are neither listed nor
+ * deletable here, and no project honours them.
  */
 import Router from "@koa/router";
 import type { Context } from "koa";
 import type { AuditSink } from "../../../../shared/admin-access/audit.ts";
 import { noteAudit } from "../../../../shared/admin-access/audit.ts";
 import type { AdminCallerDeps } from "../../../../shared/admin-access/caller.ts";
-import { adminGate } from "../../../../shared/admin-access/gate.ts";
+import { adminGate, callerOf } from "../../../../shared/admin-access/gate.ts";
 import { errors } from "../../../../shared/errors.ts";
 import { readJsonBody } from "../../../../shared/http/json-body.ts";
 import type { RequestState } from "../../../../shared/http/request-context.ts";
@@ -23,13 +26,18 @@ export interface ApikeyRouteDeps extends ManualKeyDeps, Omit<AdminCallerDeps, "k
   maxBodyBytes: number;
 }
 
-/** The account and project, both existing (an absent account answers as such, whatever is asked), with the project's settings. */
+/**
+ * The account and project, both existing (an absent account answers as such, whatever is asked), with the
+ * project's settings. An administrator of an earlier incarnation of the account finds no account.
+ */
 async function scope(ctx: Context, deps: ApikeyRouteDeps) {
   const { account, project } = ctx.params as Record<string, string>;
   if (!isValidName(account ?? "") || !isValidName(project ?? ""))
     throw errors.malformed("Invalid account or project name");
   const requestId = (ctx.state as RequestState).requestId;
-  if (!(await deps.data.account(account!, requestId))) throw errors.noAccount(account!);
+  const info = await deps.data.account(account!, requestId);
+  const caller = callerOf(ctx);
+  if (!info || (caller.kind === "admin" && caller.accountUid !== info.uid)) throw errors.noAccount(account!);
   const settings = await deps.data.settings(account!, project!, requestId);
   if (!settings) throw errors.notFound(`No project '${project}' in account '${account}'`);
   return { account: account!, project: project!, settings };
@@ -49,15 +57,16 @@ export function apikeyRouter(deps: ApikeyRouteDeps): Router {
     ctx.body = key;
   });
   router.get("/", async (ctx) => {
-    const { account, project } = await scope(ctx, deps);
+    const { account, project, settings } = await scope(ctx, deps);
     const now = deps.now();
-    ctx.body = (await deps.keys.list(account, project)).map((r) => keyView(r, now));
+    const keys = await deps.keys.list(account, project);
+    ctx.body = keys.filter((r) => r.projectUid === settings.uid).map((r) => keyView(r, now));
   });
   router.delete("/:id", async (ctx) => {
-    const { account, project } = await scope(ctx, deps);
+    const { account, project, settings } = await scope(ctx, deps);
     const id = ctx.params.id ?? "";
     noteAudit(ctx, { summary: `key ${id} deleted` });
-    if (!(await deps.keys.deleteById(account, project, id)))
+    if (!(await deps.keys.deleteById(account, project, id, settings.uid)))
       throw errors.notFound("No such API key in this project");
     ctx.body = { id, deleted: true };
   });

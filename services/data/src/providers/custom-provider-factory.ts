@@ -7,7 +7,7 @@
 import { LRUCache } from "lru-cache";
 import type { DataConfig } from "../../../../shared/config.ts";
 import type { Logger } from "../../../../shared/logger.ts";
-import type { ProjectModel } from "../domain/project-model.ts";
+import { type ProjectModel, programKey } from "../domain/project-model.ts";
 import { ProcessSandboxPool, type RestartReason, type SandboxPool } from "../sandbox/index.ts";
 import { type CustomAuthProvider, createCustomProvider } from "./custom-provider.ts";
 
@@ -55,7 +55,7 @@ export function createCustomProviderFactory(options: {
       const auth = project.definition.authentication;
       const provider = createCustomProvider({
         pool,
-        programKey: `${id}/auth`,
+        programKey: programKey(project, "auth"),
         libraryCode: project.definition.libraries[auth.library!]!.code,
         libraryName: auth.library,
         createFunction: auth.createFunction!,

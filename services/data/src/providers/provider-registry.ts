@@ -5,7 +5,7 @@
 
 import type { PasswordHasher } from "../credentials/passwords.ts";
 import type { ProjectModel } from "../domain/project-model.ts";
-import type { MetaStore } from "../store/meta-store.ts";
+import type { UserStore } from "../store/user-store.ts";
 import { createBuiltinProvider } from "./builtin-provider.ts";
 import type { AuthProvider } from "./provider.ts";
 
@@ -16,7 +16,7 @@ export interface ProviderRegistry {
 export type CustomProviderFactory = (project: ProjectModel) => AuthProvider;
 
 export function createProviderRegistry(options: {
-  meta: MetaStore;
+  users: UserStore;
   hasher: PasswordHasher;
   custom: CustomProviderFactory;
 }): ProviderRegistry {
@@ -24,10 +24,9 @@ export function createProviderRegistry(options: {
     providerFor(project) {
       if (project.definition.authentication.provider === "custom") return options.custom(project);
       return createBuiltinProvider({
-        meta: options.meta,
+        users: options.users,
         hasher: options.hasher,
-        account: project.account,
-        project: project.name,
+        project,
         projectRoles: new Set(project.roles.keys()),
       });
     },

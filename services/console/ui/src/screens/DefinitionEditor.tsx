@@ -34,7 +34,15 @@ interface Conflict {
 }
 
 const pretty = (value: unknown) => JSON.stringify(value, null, 2);
-const revisionOf = (etag: string) => Number(etag.replace(/"/g, ""));
+
+/** The revision a change is made against: its ETag (opaque, sent back as If-Match) and its number (shown). */
+interface Base {
+  etag: string;
+  revision: number;
+}
+
+const baseOf = (project: LoadedProject | undefined): Base | undefined =>
+  project?.etag ? { etag: project.etag, revision: project.revision } : undefined;
 
 export function DefinitionEditor(props: {
   context: AdminContext;
@@ -44,7 +52,7 @@ export function DefinitionEditor(props: {
   const { context, project } = props;
   const [name, setName] = useState("");
   const [text, setText] = useState(pretty(project?.definition ?? NEW_PROJECT));
-  const [etag, setEtag] = useState(project?.etag);
+  const [base, setBase] = useState(baseOf(project));
   const [dryRun, setDryRun] = useState<DryRun>();
   const [problems, setProblems] = useState<Problem[]>([]);
   const [error, setError] = useState<unknown>();
@@ -62,7 +70,7 @@ export function DefinitionEditor(props: {
   useLayoutEffect(() => {
     if (!project) return;
     setText(pretty(project.definition));
-    setEtag(project.etag);
+    setBase(baseOf(project));
     setDryRun(undefined);
     setProblems([]);
     setConflict(undefined);
@@ -70,7 +78,7 @@ export function DefinitionEditor(props: {
 
   const projectName = project?.name ?? name;
   const projectPath = `${context.accountPath}/projects/${seg(projectName)}`;
-  const ifMatch = (): Record<string, string> => (etag ? { "if-match": etag } : {});
+  const ifMatch = (): Record<string, string> => (base ? { "if-match": base.etag } : {});
 
   function parsed(): unknown {
     try {
@@ -91,7 +99,7 @@ export function DefinitionEditor(props: {
       if (err instanceof ApiFailure && err.status === 412) {
         // The dry run was against a revision that is gone: Apply waits for a new one.
         setDryRun(undefined);
-        setConflict({ loadedRevision: etag ? revisionOf(etag) : undefined });
+        setConflict({ loadedRevision: base?.revision });
       } else {
         if (err instanceof ApiFailure) setProblems(err.problems);
         setError(err);
@@ -129,7 +137,7 @@ export function DefinitionEditor(props: {
     run(async () => {
       const current = await context.client.call<LoadedProject>("GET", projectPath);
       const currentEtag = current.headers.get("etag") ?? "";
-      setEtag(currentEtag);
+      setBase({ etag: currentEtag, revision: current.body.revision });
       setConflict({
         loadedRevision: conflict?.loadedRevision,
         current: { revision: current.body.revision, etag: currentEtag },
@@ -187,7 +195,7 @@ export function DefinitionEditor(props: {
             Check changes (dry run)
           </button>
           <button type="button" class="primary" onClick={apply} disabled={!canApply}>
-            Apply{etag ? ` (If-Match ${etag})` : ""}
+            Apply{base ? ` (on revision ${base.revision})` : ""}
           </button>
           {dryRun && dryRun.text !== text && (
             <span class="hint">The text changed since the dry run: check again.</span>

@@ -13,8 +13,9 @@ import { readJsonBody } from "../../../../../shared/http/json-body.ts";
 import { parseBody } from "../../../../../shared/http/parse-body.ts";
 import { ADMIN_ROLES, type AdminRole } from "../../../../../shared/keys/key-record.ts";
 import { lastAdminProblem, newCredentialStamp } from "../../domain/account-admins.ts";
+import { requireAccountIncarnation } from "../../domain/project-changes.ts";
 import type { StoredAdmin } from "../../store/admin-store.ts";
-import { type AdminRouteDeps, isoTime, requireAccount } from "./deps.ts";
+import { type AdminRouteDeps, isoTime, requireAccountUid } from "./deps.ts";
 import { loginParam, nameParam } from "./params.ts";
 
 const adminBody = z.strictObject({
@@ -35,8 +36,16 @@ function noAdmin(login: string) {
 }
 
 export function addAccountAdminRoutes(router: Router, deps: AdminRouteDeps): void {
-  const accountUid = async (ctx: Context) =>
-    deps.meta.accountUid(await requireAccount(deps, nameParam(ctx, "account"), ctx));
+  const accountUid = (ctx: Context) => requireAccountUid(deps, nameParam(ctx, "account"), ctx);
+  /**
+   * Runs a change of the account's administrators holding the lease that the
+   * account's deletion takes too, once the account is still incarnation `uid`.
+   */
+  const holdAdmins = <T>(account: string, uid: string, work: () => Promise<T>) =>
+    deps.leases.hold(`admins:${uid}`, async () => {
+      await requireAccountIncarnation(deps.meta, account, uid);
+      return work();
+    });
   /** The account's admins may not leave it without one. */
   const keepAnAdmin = async (ctx: Context, uid: string, login: string, role: AdminRole | null) => {
     if (callerOf(ctx).kind === "operator") return;
@@ -73,7 +82,7 @@ export function addAccountAdminRoutes(router: Router, deps: AdminRouteDeps): voi
         credentialStamp: newCredentialStamp(),
       };
     }
-    const { created, admin } = await deps.leases.hold(`admins:${uid}`, async () => {
+    const { created, admin } = await holdAdmins(account, uid, async () => {
       const existing = await deps.admins.get(uid, login);
       const credentials = newPassword ?? existing;
       if (!credentials) throw errors.malformed("'password' is required to create an admin");
@@ -104,7 +113,7 @@ export function addAccountAdminRoutes(router: Router, deps: AdminRouteDeps): voi
     const login = loginParam(ctx, "login");
     const uid = await accountUid(ctx);
     noteAudit(ctx, { summary: `admin '${login}' deleted` });
-    await deps.leases.hold(`admins:${uid}`, async () => {
+    await holdAdmins(nameParam(ctx, "account"), uid, async () => {
       if (!(await deps.admins.get(uid, login))) throw noAdmin(login);
       await keepAnAdmin(ctx, uid, login, null);
       await deps.admins.delete(uid, login);

@@ -8,6 +8,7 @@ import { noteAudit } from "../../../../../shared/admin-access/audit.ts";
 import { callerOf } from "../../../../../shared/admin-access/gate.ts";
 import { readJsonBody } from "../../../../../shared/http/json-body.ts";
 import { parseBody } from "../../../../../shared/http/parse-body.ts";
+import { deleteAccount } from "../../domain/deletions.ts";
 import { parseQueryString, single } from "../../domain/query-params.ts";
 import { type AdminRouteDeps, isoTime, requireAccount } from "./deps.ts";
 import { page, pageSize } from "./paging.ts";
@@ -67,18 +68,12 @@ export function addAccountRoutes(router: Router, deps: AdminRouteDeps): void {
   router.delete("/accounts/:account", async (ctx) => {
     const account = nameParam(ctx, "account");
     const doc = await requireAccount(deps, account, ctx);
-    const database = deps.meta.accountDatabase(doc);
     const projects = await deps.meta.listProjects(account);
     noteAudit(ctx, {
       accountUid: deps.meta.accountUid(doc),
       summary: `account deleted with ${projects.length} project(s)`,
     });
-    await deps.meta.recordDeletedStorage({ account, database });
-    await deps.admins.deleteAccount(account);
-    await deps.meta.deleteAccount(account);
-    for (const p of projects) await deps.projects.changed(account, p.name);
-    await deps.revisions.deleteAccount(account);
-    await deps.tenants.dropAccountStorage(database);
+    await deleteAccount(deps, doc, projects);
     ctx.body = { name: account, deleted: true };
   });
 }

@@ -1,25 +1,28 @@
 /**
- * `If-Match` on changes of a project: `"<revision>"` (the project's `ETag`), a
- * list of them, or `*` (any revision: the project must exist). Weak tags
- * (`W/"3"`) never match, as HTTP's strong comparison says.
+ * `ETag` and `If-Match` on a project: the tag is opaque to clients and names the
+ * project's incarnation and revision (domain/project-changes.ts), so a tag
+ * taken before the project was deleted never matches the one created after it.
+ * `If-Match` takes such tags, a list of them, or `*` (the project must exist).
+ * Weak tags (`W/"…"`) never match, as HTTP's strong comparison says.
  */
 import { errors } from "../../../../../shared/errors.ts";
-import type { RevisionPrecondition } from "../../domain/project-changes.ts";
+import { type ProjectPrecondition, projectTag } from "../../domain/project-changes.ts";
 
-export function revisionETag(revision: number): string {
-  return `"${revision}"`;
+export function projectETag(project: { uid: string; revision: number }): string {
+  return `"${projectTag(project)}"`;
 }
 
 /** The precondition of an `If-Match` header's value (empty: none). */
-export function parseIfMatch(value: string): RevisionPrecondition | undefined {
+export function parseIfMatch(value: string): ProjectPrecondition | undefined {
   const header = value.trim();
   if (header === "") return undefined;
   if (header === "*") return { anyRevision: true };
-  const revisions: number[] = [];
+  const tags: string[] = [];
   for (const part of header.split(",").map((p) => p.trim())) {
-    const tag = /^(W\/)?"([^"]*)"$/.exec(part);
-    if (!tag) throw errors.malformed(`If-Match must be '*' or entity tags such as "3" (the project's ETag)`);
-    if (!tag[1] && /^[1-9]\d{0,8}$/.test(tag[2]!)) revisions.push(Number(tag[2]));
+    const tag = /^(W\/)?"([\x21\x23-\x7e]*)"$/.exec(part);
+    if (!tag)
+      throw errors.malformed(`If-Match must be '*' or entity tags (the project's ETag, quotes included)`);
+    if (!tag[1]) tags.push(tag[2]!);
   }
-  return { revisions };
+  return { tags };
 }

@@ -1,0 +1,276 @@
+/**
+ * Identity by incarnation, through the gateway: writes in flight while a
+ * project or an account is deleted never reach the next project or account of
+ * the same name (users, administrators, projects and their definitions, manual
+ * API keys); a re-created project's JavaScript starts afresh; ETags carry the
+ * incarnation, so an `If-Match` taken before a deletion never matches the
+ * project created after it, and DELETE honours `If-Match` too.
+ * Each race runs many times in one platform, its requests fired at once.
+ */
+import { expect } from "chai";
+import { demoProject } from "../../fixtures/demo-project.ts";
+import { adminKey, putAdmin } from "../../support/admins.ts";
+import { adminClient, call, projectClient, type Reply } from "../../support/http.ts";
+import { type Platform, startPlatform } from "../../support/platform.ts";
+
+const ITERATIONS = 50;
+/** Writes fired together with each deletion. */
+const WRITES = 6;
+
+const userBody = { password: "ghost-password", roles: ["Full access"] };
+
+describe("identity by incarnation", function () {
+  this.timeout(600_000);
+  let platform: Platform;
+  let operator: ReturnType<typeof adminClient>;
+  let seq = 0;
+  /** A fresh account name per test: each test's iterations reuse it. */
+  let account = "";
+
+  const projectPath = (project: string, rest = "") => `/accounts/${account}/projects/${project}${rest}`;
+  const expectStatus = (r: Reply, ...statuses: number[]) =>
+    expect(r.status, JSON.stringify(r.body)).to.be.oneOf(statuses);
+
+  /** The account with an administrator `old` and project `p`; answers the administrator's client. */
+  async function oldOwner() {
+    expectStatus(await operator.putAccount(account), 201);
+    await putAdmin(operator, account, "old", "admin", "old-password-1");
+    const old = adminClient(
+      platform.baseUrl,
+      await adminKey(platform.baseUrl, account, "old", "old-password-1"),
+    );
+    expectStatus(await old.putProject(account, "p", demoProject()), 201);
+    return old;
+  }
+
+  /** The new owner: the account created again (when it is gone) and project `p` in it. */
+  async function newOwner() {
+    expectStatus(await operator.putAccount(account), 200, 201);
+    expectStatus(await operator.putProject(account, "p", demoProject()), 201);
+  }
+
+  before(async () => {
+    platform = await startPlatform();
+    operator = adminClient(platform.baseUrl, platform.adminToken);
+  });
+  after(() => platform?.close());
+  beforeEach(() => {
+    account = `inc${++seq}`;
+  });
+
+  /** Fires `writes` and the deletion together; every answer must be one a client can see in such a race. */
+  async function race(writes: (() => Promise<Reply>)[], deletion: () => Promise<Reply>) {
+    const answers = await Promise.all([...writes.map((w) => w()), deletion()]);
+    for (const r of answers) expectStatus(r, 200, 201, 401, 404, 409, 503);
+    return answers;
+  }
+
+  const deleteProject = () => operator.send("DELETE", projectPath("p"));
+  const deleteAccount = () => operator.send("DELETE", `/accounts/${account}`);
+  const createProject = async () => {
+    expectStatus(await operator.putProject(account, "p", demoProject()), 201);
+  };
+
+  type Write = (client: ReturnType<typeof adminClient>, iteration: number, n: number) => Promise<Reply>;
+  type Check = (iteration: number, answers: Reply[]) => Promise<void>;
+
+  /**
+   * ITERATIONS times: WRITES `write`s fired with the deletion of project `p`, then `p` created
+   * again (`recreate`) and `check`ed.
+   */
+  async function underProjectDeletion(write: Write, check: Check, recreate = createProject) {
+    await oldOwner();
+    for (let i = 0; i < ITERATIONS; i++) {
+      const writes = Array.from({ length: WRITES }, (_, n) => () => write(operator, i, n));
+      const answers = await race(writes, deleteProject);
+      await recreate();
+      await check(i, answers);
+    }
+  }
+
+  /**
+   * ITERATIONS times: the old owner's WRITES `write`s fired with the account's deletion, then
+   * the account created again (`recreate`: with project `p`) and `check`ed.
+   */
+  async function underAccountDeletion(write: Write, check: Check, recreate = newOwner) {
+    for (let i = 0; i < ITERATIONS; i++) {
+      const old = await oldOwner();
+      const writes = Array.from({ length: WRITES }, (_, n) => () => write(old, i, n));
+      const answers = await race(writes, deleteAccount);
+      await recreate();
+      await check(i, answers);
+      expectStatus(await deleteAccount(), 200);
+    }
+  }
+
+  const putGhostUser: Write = (client, i, n) => client.putUser(account, "p", `ghost${i}x${n}`, userBody);
+  const createGhostKey: Write = (client, i, n) =>
+    client.createKey(account, "p", { name: `ghost${i}x${n}`, roles: ["Full access"] });
+  const expectNoUsers: Check = async (i) => {
+    const users = await operator.send("GET", projectPath("p", "/users"));
+    expect(users.body, `iteration ${i}`).to.deep.equal([]);
+    const login = await projectClient(platform.baseUrl, account, "p").login({
+      username: `ghost${i}x0`,
+      password: userBody.password,
+    });
+    expect(login.status, `iteration ${i}`).to.equal(401);
+  };
+  const expectNoKeys: Check = async (i, answers) => {
+    const keys = await operator.listKeys(account, "p");
+    expect(keys.body, `iteration ${i}`).to.deep.equal([]);
+    const client = projectClient(platform.baseUrl, account, "p");
+    for (const r of answers.filter((a) => a.body?.apikey)) {
+      expect((await client.get(r.body.apikey, "customer")).status, `iteration ${i}`).to.equal(401);
+    }
+  };
+
+  describe("under project deletion", () => {
+    it("users written meanwhile are not in the project created again", async () => {
+      await underProjectDeletion(putGhostUser, expectNoUsers);
+    });
+
+    it("definitions written meanwhile do not become revisions of the project created again", async () => {
+      const changed = () => {
+        const d = demoProject();
+        (d.tables.customer.columns as Record<string, unknown>).ghost = { type: "string" };
+        return d;
+      };
+      await underProjectDeletion(
+        (client) => client.putProject(account, "p", changed()),
+        async (i) => {
+          const revisions = await operator.send("GET", projectPath("p", "/revisions"));
+          expect(
+            revisions.body.map((r: { revision: number }) => r.revision),
+            `iteration ${i}`,
+          ).to.deep.equal([1]);
+        },
+        async () => {
+          // A PUT landing after the deletion created the project anew (revision 1): delete it first.
+          const created = await operator.putProject(account, "p", demoProject());
+          expectStatus(created, 200, 201);
+          if (created.status === 200) {
+            expectStatus(await deleteProject(), 200);
+            await createProject();
+          }
+        },
+      );
+    });
+
+    it("manual keys created meanwhile are not listed for the project created again", async () => {
+      await underProjectDeletion(createGhostKey, expectNoKeys);
+    });
+  });
+
+  describe("under account deletion", () => {
+    it("users the old owner wrote meanwhile are not in the account created again", async () => {
+      await underAccountDeletion(putGhostUser, expectNoUsers);
+    });
+
+    it("administrators written meanwhile are not in the account created again", async () => {
+      await underAccountDeletion(
+        (old, _i, n) =>
+          old.send("PUT", `/accounts/${account}/admins/ghost${n}`, {
+            password: "ghost-password-1",
+            role: "admin",
+          }),
+        async (i) => {
+          const admins = await operator.send("GET", `/accounts/${account}/admins`);
+          expect(admins.body, `iteration ${i}`).to.deep.equal([]);
+        },
+      );
+    });
+
+    it("projects written meanwhile are not in the account created again", async () => {
+      await underAccountDeletion(
+        (old, _i, n) => old.putProject(account, n === 0 ? "p" : `q${n}`, demoProject()),
+        async (i) => {
+          const projects = await operator.send("GET", `/accounts/${account}/projects`);
+          expect(projects.body, `iteration ${i}`).to.deep.equal([]);
+          const created = await operator.putProject(account, "q1", demoProject());
+          expect(created.status, `iteration ${i}: ${JSON.stringify(created.body)}`).to.equal(201);
+          expect(created.body.revision).to.equal(1);
+        },
+        async () => {
+          expectStatus(await operator.putAccount(account), 201);
+        },
+      );
+    });
+
+    it("manual keys created meanwhile are not listed in the account created again", async () => {
+      await underAccountDeletion(createGhostKey, expectNoKeys);
+    });
+  });
+
+  describe("sandbox programs", () => {
+    const stashing = () => {
+      const d = demoProject() as ReturnType<typeof demoProject> & Record<string, unknown>;
+      (d.apiVersions.v1.resources as Record<string, unknown>).Stash = {
+        type: "javascript",
+        code: `globalThis.stash ??= [];
+          if (request.params.put) globalThis.stash.push(request.params.put);
+          return globalThis.stash;`,
+      };
+      return d;
+    };
+
+    it("a JavaScript resource of a project created again does not answer its predecessor's state", async () => {
+      expectStatus(await operator.putAccount(account), 201);
+      for (let i = 0; i < ITERATIONS; i++) {
+        expectStatus(await operator.putProject(account, "p", stashing()), 201);
+        const key = await operator.keyWith(account, "p", ["Full access"]);
+        const client = projectClient(platform.baseUrl, account, "p");
+        const stashed = await client.get(key, `Stash?put=secret${i}`);
+        expect(stashed.status, JSON.stringify(stashed.body)).to.equal(200);
+        expect(stashed.body).to.include(`secret${i}`);
+        expectStatus(await deleteProject(), 200);
+        expectStatus(await operator.putProject(account, "p", stashing()), 201);
+        const fresh = await client.get(await operator.keyWith(account, "p", ["Full access"]), "Stash");
+        expect(fresh.body, `iteration ${i}`).to.deep.equal([]);
+        expectStatus(await deleteProject(), 200);
+      }
+    });
+  });
+
+  describe("ETags and If-Match", () => {
+    it("an ETag taken before the project was deleted does not match the project created again", async () => {
+      expectStatus(await operator.putAccount(account), 201);
+      const first = await operator.putProject(account, "p", demoProject());
+      const etag = first.headers.get("etag")!;
+      expect(etag).to.match(/^"[^"]+"$/);
+      expectStatus(await deleteProject(), 200);
+      expectStatus(await operator.putProject(account, "p", demoProject()), 201);
+      const stale = await call(platform.baseUrl, "PUT", `/admin/v1${projectPath("p")}`, {
+        body: demoProject(),
+        headers: { authorization: `Bearer ${platform.adminToken}`, "if-match": etag },
+      });
+      expect(stale.status, JSON.stringify(stale.body)).to.equal(412);
+      expect(stale.body.errorCode).to.equal(4121);
+      const current = await operator.send("GET", projectPath("p"));
+      expect(current.body.revision).to.equal(1);
+      expect(current.headers.get("etag")).to.not.equal(etag);
+    });
+
+    it("DELETE of a project with a stale If-Match answers 412 and deletes nothing", async () => {
+      expectStatus(await operator.putAccount(account), 201);
+      const first = await operator.putProject(account, "p", demoProject());
+      const stale = first.headers.get("etag")!;
+      const second = await operator.putProject(account, "p", {
+        ...demoProject(),
+        roles: { "Full access": demoProject().roles["Full access"] },
+      });
+      expectStatus(second, 200);
+      const auth = { authorization: `Bearer ${platform.adminToken}` };
+      const refused = await call(platform.baseUrl, "DELETE", `/admin/v1${projectPath("p")}`, {
+        headers: { ...auth, "if-match": stale },
+      });
+      expect(refused.status, JSON.stringify(refused.body)).to.equal(412);
+      expect(refused.body.errorCode).to.equal(4121);
+      expect((await operator.send("GET", projectPath("p"))).status).to.equal(200);
+      const deleted = await call(platform.baseUrl, "DELETE", `/admin/v1${projectPath("p")}`, {
+        headers: { ...auth, "if-match": second.headers.get("etag")! },
+      });
+      expect(deleted.status, JSON.stringify(deleted.body)).to.equal(200);
+      expect((await operator.send("GET", projectPath("p"))).status).to.equal(404);
+    });
+  });
+});
