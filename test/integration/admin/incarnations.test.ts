@@ -231,6 +231,47 @@ describe("identity by incarnation", function () {
     });
   });
 
+  describe("custom providers", () => {
+    // Remembers every login name in the isolate's globals and answers the earlier ones.
+    const remembering = () =>
+      demoProject({
+        authentication: { provider: "custom", library: "remember", createFunction: "rememberCreate" },
+        libraries: {
+          remember: {
+            code: `function rememberCreate() {
+              return {
+                configure: () => {},
+                getLoginInfo: () => ({ fields: [], links: [] }),
+                authenticate: (payload) => {
+                  globalThis.seen ??= [];
+                  const earlier = globalThis.seen.slice();
+                  globalThis.seen.push(payload.username);
+                  return { errorMessage: null, roleNames: ["Full access"], userIdentifier: payload.username,
+                    userInfo: { earlier } };
+                },
+              };
+            }`,
+          },
+        },
+      });
+
+    it("a provider of a project created again does not answer its predecessor's login names", async () => {
+      expectStatus(await operator.putAccount(account), 201);
+      const client = projectClient(platform.baseUrl, account, "p");
+      for (let i = 0; i < ITERATIONS; i++) {
+        expectStatus(await operator.putProject(account, "p", remembering()), 201);
+        const first = await client.login({ username: `old${i}` });
+        expect(first.status, JSON.stringify(first.body)).to.equal(200);
+        expectStatus(await deleteProject(), 200);
+        expectStatus(await operator.putProject(account, "p", remembering()), 201);
+        const fresh = await client.login({ username: `new${i}` });
+        expect(fresh.status, JSON.stringify(fresh.body)).to.equal(200);
+        expect(fresh.body.userInfo, `iteration ${i}`).to.deep.equal({ earlier: [] });
+        expectStatus(await deleteProject(), 200);
+      }
+    });
+  });
+
   describe("ETags and If-Match", () => {
     it("an ETag taken before the project was deleted does not match the project created again", async () => {
       expectStatus(await operator.putAccount(account), 201);
