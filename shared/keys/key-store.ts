@@ -144,6 +144,12 @@ export class KeyStore {
     return records.sort((a, b) => a.createdAt - b.createdAt);
   }
 
+  /** A project's key by its id; null when the project has no such key. */
+  async getById(account: string, project: string, id: string): Promise<KeyRecord | null> {
+    const hash = (await this.#indexEntries(account, project))[id];
+    return hash ? this.get(hash) : null;
+  }
+
   /**
    * Deletes a key by its id; false when the project has no such key. Given
    * `projectUid`, only a key of that incarnation of the project.

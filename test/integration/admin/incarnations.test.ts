@@ -291,6 +291,106 @@ describe("identity by incarnation", function () {
       expect(current.headers.get("etag")).to.not.equal(etag);
     });
 
+    /** `If-Match` with `stale` on a PUT and a DELETE of `path`: 412/4121, and the record stays as it is (`current`). */
+    async function expectRefused(path: string, body: unknown, stale: string, current: string) {
+      for (const [method, sent] of [
+        ["PUT", body],
+        ["DELETE", undefined],
+      ] as const) {
+        const r = await call(platform.baseUrl, method, `/admin/v1${path}`, {
+          body: sent,
+          headers: { authorization: `Bearer ${platform.adminToken}`, "if-match": stale },
+        });
+        expect(r.status, `${method} ${path}: ${JSON.stringify(r.body)}`).to.equal(412);
+        expect(r.body.errorCode).to.equal(4121);
+        const now = await operator.send("GET", path);
+        expect(now.status).to.equal(200);
+        expect(now.headers.get("etag"), `${method} ${path} changed nothing`).to.equal(current);
+      }
+    }
+
+    /**
+     * A record at `path` (PUT `body`, then `changed`): its ETag changes with it; PUT and DELETE with
+     * the old one are 412; DELETE with the current one deletes it; after its owner was deleted and
+     * created again (`recreateOwner`) and the record with it, an ETag of the old record matches nothing.
+     */
+    async function honoursIfMatch(
+      path: string,
+      body: unknown,
+      changed: unknown,
+      recreateOwner: () => Promise<void>,
+    ) {
+      const first = await operator.send("PUT", path, body);
+      expectStatus(first, 201);
+      const firstTag = first.headers.get("etag")!;
+      expect(firstTag).to.match(/^"[^"]+"$/);
+      expect((await operator.send("GET", path)).headers.get("etag")).to.equal(firstTag);
+      const second = await operator.send("PUT", path, changed);
+      expectStatus(second, 200);
+      const secondTag = second.headers.get("etag")!;
+      expect(secondTag).to.not.equal(firstTag);
+      await expectRefused(path, body, firstTag, secondTag);
+      const deleted = await call(platform.baseUrl, "DELETE", `/admin/v1${path}`, {
+        headers: { authorization: `Bearer ${platform.adminToken}`, "if-match": secondTag },
+      });
+      expect(deleted.status, JSON.stringify(deleted.body)).to.equal(200);
+      expect((await operator.send("GET", path)).status).to.equal(404);
+      await recreateOwner();
+      const again = await operator.send("PUT", path, changed);
+      expectStatus(again, 201);
+      await expectRefused(path, body, secondTag, again.headers.get("etag")!);
+    }
+
+    it("a user's writes honour If-Match, across the project's deletion too", async () => {
+      expectStatus(await operator.putAccount(account), 201);
+      await createProject();
+      await honoursIfMatch(
+        projectPath("p", "/users/ann"),
+        userBody,
+        { ...userBody, roles: ["No delete"] },
+        async () => {
+          expectStatus(await deleteProject(), 200);
+          await createProject();
+        },
+      );
+    });
+
+    it("an administrator's writes honour If-Match, across the account's deletion too", async () => {
+      expectStatus(await operator.putAccount(account), 201);
+      await honoursIfMatch(
+        `/accounts/${account}/admins/ann`,
+        { password: "ann-password-1", role: "admin" },
+        { password: "ann-password-2", role: "reader" },
+        async () => {
+          expectStatus(await deleteAccount(), 200);
+          expectStatus(await operator.putAccount(account), 201);
+        },
+      );
+    });
+
+    it("an account's writes honour If-Match, across its deletion too", async () => {
+      await honoursIfMatch(`/accounts/${account}`, {}, { displayName: "Acme" }, async () => {});
+    });
+
+    it("a manual key's deletion honours If-Match", async () => {
+      expectStatus(await operator.putAccount(account), 201);
+      await createProject();
+      const created = await operator.createKey(account, "p", { name: "k", roles: ["Full access"] });
+      expectStatus(created, 201);
+      const tag = created.headers.get("etag")!;
+      expect(tag).to.match(/^"[^"]+"$/);
+      const path = `/admin/v1${projectPath("p", `/apikeys/${created.body.id}`)}`;
+      const auth = { authorization: `Bearer ${platform.adminToken}` };
+      const refused = await call(platform.baseUrl, "DELETE", path, {
+        headers: { ...auth, "if-match": '"other"' },
+      });
+      expect(refused.status, JSON.stringify(refused.body)).to.equal(412);
+      expect((await operator.listKeys(account, "p")).body).to.have.length(1);
+      const deleted = await call(platform.baseUrl, "DELETE", path, { headers: { ...auth, "if-match": tag } });
+      expect(deleted.status, JSON.stringify(deleted.body)).to.equal(200);
+      expect((await operator.listKeys(account, "p")).body).to.deep.equal([]);
+    });
+
     it("DELETE of a project with a stale If-Match answers 412 and deletes nothing", async () => {
       expectStatus(await operator.putAccount(account), 201);
       const first = await operator.putProject(account, "p", demoProject());

@@ -1,7 +1,7 @@
 import { expect } from "chai";
 import { checkPrecondition, projectTag } from "../../../services/data/src/domain/project-changes.ts";
-import { parseIfMatch } from "../../../services/data/src/http/admin/if-match.ts";
 import { ApiError } from "../../../shared/errors.ts";
+import { parseIfMatch } from "../../../shared/http/if-match.ts";
 
 function status(check: () => void): number {
   try {
@@ -18,7 +18,7 @@ describe("If-Match on a project's incarnation and revision", () => {
     expect(parseIfMatch("")).to.equal(undefined);
     expect(parseIfMatch(' "u1.3" ')).to.deep.equal({ tags: ["u1.3"] });
     expect(parseIfMatch('"u1.3", W/"u1.4" ,"u2.5"')).to.deep.equal({ tags: ["u1.3", "u2.5"] });
-    expect(parseIfMatch("*")).to.deep.equal({ anyRevision: true });
+    expect(parseIfMatch("*")).to.deep.equal({ anyState: true });
     expect(parseIfMatch('"3"')).to.deep.equal({ tags: ["3"] });
   });
 
@@ -41,7 +41,7 @@ describe("If-Match on a project's incarnation and revision", () => {
     expect(status(() => checkPrecondition({ tags: ["u1.1"] }, at(1, "u2")))).to.equal(412);
     expect(status(() => checkPrecondition({ tags: ["1"] }, at(1)))).to.equal(412);
     expect(status(() => checkPrecondition({ tags: ["u1.1"] }, undefined))).to.equal(412);
-    expect(status(() => checkPrecondition({ anyRevision: true }, at(1)))).to.equal(200);
-    expect(status(() => checkPrecondition({ anyRevision: true }, undefined))).to.equal(412);
+    expect(status(() => checkPrecondition({ anyState: true }, at(1)))).to.equal(200);
+    expect(status(() => checkPrecondition({ anyState: true }, undefined))).to.equal(412);
   });
 });

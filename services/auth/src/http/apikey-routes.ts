@@ -5,7 +5,8 @@
  * (readers list only); every change goes into the account's audit trail.
  * Keys belong to the project's incarnation: those of an earlier project of the
  * same name (minted while it was being deleted) are neither listed nor
- * deletable here, and no project honours them.
+ * deletable here, and no project honours them. A created key's `ETag` names the
+ * project's incarnation and the key's state; its DELETE honours `If-Match`.
  */
 import Router from "@koa/router";
 import type { Context } from "koa";
@@ -14,8 +15,10 @@ import { noteAudit } from "../../../../shared/admin-access/audit.ts";
 import type { AdminCallerDeps } from "../../../../shared/admin-access/caller.ts";
 import { adminGate, callerOf } from "../../../../shared/admin-access/gate.ts";
 import { errors } from "../../../../shared/errors.ts";
+import { checkIfMatch, etag, parseIfMatch, stateTag } from "../../../../shared/http/if-match.ts";
 import { readJsonBody } from "../../../../shared/http/json-body.ts";
 import type { RequestState } from "../../../../shared/http/request-context.ts";
+import type { KeyRecord } from "../../../../shared/keys/key-record.ts";
 import { isValidName } from "../../../../shared/names.ts";
 import type { DataServiceClient } from "../clients/data-service-client.ts";
 import { createManualKey, keyView, type ManualKeyDeps } from "../domain/manual-keys.ts";
@@ -43,6 +46,10 @@ async function scope(ctx: Context, deps: ApikeyRouteDeps) {
   return { account: account!, project: project!, settings };
 }
 
+/** A key's entity tag: its project's incarnation, its id and its status. */
+const keyTag = (record: Pick<KeyRecord, "projectUid" | "id" | "status">) =>
+  stateTag(record.projectUid, [record.id, record.status]);
+
 export function apikeyRouter(deps: ApikeyRouteDeps): Router {
   const router = new Router({ prefix: "/admin/v1/accounts/:account/projects/:project/apikeys" });
   router.use(adminGate(deps));
@@ -54,6 +61,7 @@ export function apikeyRouter(deps: ApikeyRouteDeps): Router {
       summary: `key '${key.name}' created (id ${key.id}, roles [${key.roles.join(", ")}], ${key.expiration ? `expires ${key.expiration}` : "no expiry"})`,
     });
     ctx.status = 201;
+    ctx.set("ETag", etag(keyTag({ projectUid: settings.uid, id: key.id, status: "active" })));
     ctx.body = key;
   });
   router.get("/", async (ctx) => {
@@ -63,9 +71,13 @@ export function apikeyRouter(deps: ApikeyRouteDeps): Router {
     ctx.body = keys.filter((r) => r.projectUid === settings.uid).map((r) => keyView(r, now));
   });
   router.delete("/:id", async (ctx) => {
+    const precondition = parseIfMatch(ctx.get("if-match"));
     const { account, project, settings } = await scope(ctx, deps);
     const id = ctx.params.id ?? "";
     noteAudit(ctx, { summary: `key ${id} deleted` });
+    const record = await deps.keys.getById(account, project, id);
+    if (record?.projectUid !== settings.uid) throw errors.notFound("No such API key in this project");
+    checkIfMatch(precondition, keyTag(record), `Key ${id}`);
     if (!(await deps.keys.deleteById(account, project, id, settings.uid)))
       throw errors.notFound("No such API key in this project");
     ctx.body = { id, deleted: true };

@@ -12,6 +12,7 @@
 import { randomUUID } from "node:crypto";
 import type { AuditActor } from "../../../../shared/admin-access/audit.ts";
 import { errors } from "../../../../shared/errors.ts";
+import { type Precondition, preconditionMet } from "../../../../shared/http/if-match.ts";
 import type { Leases } from "../store/leases.ts";
 import type { MetaStore, StoredProject } from "../store/meta-store.ts";
 import type { ProjectCache } from "../store/project-cache.ts";
@@ -32,10 +33,7 @@ export interface DefinitionChecks {
   checkModel?: (model: ProjectModel) => Problem[];
 }
 
-/** What `If-Match` asks of the project: any revision, or one of these tags (`projectTag`). */
-export type ProjectPrecondition = { anyRevision: true } | { tags: string[] };
-
-/** What identifies one revision of one incarnation of a project (the ETag's value). */
+/** What identifies one revision of one incarnation of a project (its ETag's value). */
 export function projectTag(project: { uid: string; revision: number }): string {
   return `${project.uid}.${project.revision}`;
 }
@@ -53,7 +51,7 @@ export interface ProjectChange {
   accountUid: string;
   project: string;
   definition: ProjectDefinition;
-  precondition?: ProjectPrecondition;
+  precondition?: Precondition;
   /** Only if the project is still this incarnation (a rollback to one of its revisions). */
   uid?: string;
   by: AuditActor;
@@ -99,14 +97,10 @@ export function checkDefinition(
 
 /** 412/4121 unless the project as it is now (undefined: absent) is one the precondition accepts. */
 export function checkPrecondition(
-  precondition: ProjectPrecondition | undefined,
+  precondition: Precondition | undefined,
   current: { uid: string; revision: number } | undefined,
 ) {
-  if (precondition === undefined) return;
-  const met =
-    current !== undefined &&
-    ("anyRevision" in precondition || precondition.tags.includes(projectTag(current)));
-  if (!met) {
+  if (!preconditionMet(precondition, current && projectTag(current))) {
     throw errors.preconditionFailed(
       current === undefined
         ? "The project does not exist, so it is at no revision the request names (If-Match)"

@@ -9,6 +9,7 @@ import { z } from "zod";
 import { noteAudit } from "../../../../../shared/admin-access/audit.ts";
 import { callerOf } from "../../../../../shared/admin-access/gate.ts";
 import { errors } from "../../../../../shared/errors.ts";
+import { checkIfMatch, etag, parseIfMatch, stateTag } from "../../../../../shared/http/if-match.ts";
 import { readJsonBody } from "../../../../../shared/http/json-body.ts";
 import { parseBody } from "../../../../../shared/http/parse-body.ts";
 import { ADMIN_ROLES, type AdminRole } from "../../../../../shared/keys/key-record.ts";
@@ -30,6 +31,10 @@ const adminView = (a: StoredAdmin) => ({
   created: isoTime(a.createdAt),
   updated: isoTime(a.updatedAt),
 });
+
+/** The administrator's entity tag: the account's incarnation and the administrator's state. */
+const adminTag = (a: StoredAdmin) =>
+  stateTag(a.accountUid, [a.login, a.role, a.credentialStamp, new Date(a.updatedAt).getTime()]);
 
 function noAdmin(login: string) {
   return errors.notFound(`No admin '${login}' in this account`);
@@ -62,12 +67,14 @@ export function addAccountAdminRoutes(router: Router, deps: AdminRouteDeps): voi
     const login = loginParam(ctx, "login");
     const admin = await deps.admins.get(uid, login);
     if (!admin) throw noAdmin(login);
+    ctx.set("ETag", etag(adminTag(admin)));
     ctx.body = adminView(admin);
   });
 
   router.put("/accounts/:account/admins/:login", async (ctx) => {
     const account = nameParam(ctx, "account");
     const login = loginParam(ctx, "login");
+    const precondition = parseIfMatch(ctx.get("if-match"));
     const body = parseBody(adminBody, await readJsonBody(ctx, deps.maxBodyBytes));
     const uid = await accountUid(ctx);
     noteAudit(ctx, {
@@ -84,6 +91,7 @@ export function addAccountAdminRoutes(router: Router, deps: AdminRouteDeps): voi
     }
     const { created, admin } = await holdAdmins(account, uid, async () => {
       const existing = await deps.admins.get(uid, login);
+      checkIfMatch(precondition, existing ? adminTag(existing) : undefined, `Admin '${login}'`);
       const credentials = newPassword ?? existing;
       if (!credentials) throw errors.malformed("'password' is required to create an admin");
       await keepAnAdmin(ctx, uid, login, body.role);
@@ -106,15 +114,19 @@ export function addAccountAdminRoutes(router: Router, deps: AdminRouteDeps): voi
     });
     if (!admin) throw noAdmin(login);
     ctx.status = created ? 201 : 200;
+    ctx.set("ETag", etag(adminTag(admin)));
     ctx.body = adminView(admin);
   });
 
   router.delete("/accounts/:account/admins/:login", async (ctx) => {
     const login = loginParam(ctx, "login");
+    const precondition = parseIfMatch(ctx.get("if-match"));
     const uid = await accountUid(ctx);
     noteAudit(ctx, { summary: `admin '${login}' deleted` });
     await holdAdmins(nameParam(ctx, "account"), uid, async () => {
-      if (!(await deps.admins.get(uid, login))) throw noAdmin(login);
+      const existing = await deps.admins.get(uid, login);
+      if (!existing) throw noAdmin(login);
+      checkIfMatch(precondition, adminTag(existing), `Admin '${login}'`);
       await keepAnAdmin(ctx, uid, login, null);
       await deps.admins.delete(uid, login);
     });

@@ -6,10 +6,12 @@ import type Router from "@koa/router";
 import { z } from "zod";
 import { noteAudit } from "../../../../../shared/admin-access/audit.ts";
 import { callerOf } from "../../../../../shared/admin-access/gate.ts";
+import { checkIfMatch, etag, parseIfMatch, stateTag } from "../../../../../shared/http/if-match.ts";
 import { readJsonBody } from "../../../../../shared/http/json-body.ts";
 import { parseBody } from "../../../../../shared/http/parse-body.ts";
 import { deleteAccount } from "../../domain/deletions.ts";
 import { parseQueryString, single } from "../../domain/query-params.ts";
+import type { AccountDoc } from "../../store/meta-store.ts";
 import { type AdminRouteDeps, isoTime, requireAccount } from "./deps.ts";
 import { page, pageSize } from "./paging.ts";
 import { nameParam, optionalNameQuery } from "./params.ts";
@@ -17,6 +19,12 @@ import { nameParam, optionalNameQuery } from "./params.ts";
 const accountBody = z.strictObject({ displayName: z.string().max(200).optional() });
 
 export function addAccountRoutes(router: Router, deps: AdminRouteDeps): void {
+  /** The account's entity tag: its incarnation and its display name. */
+  const accountTag = (doc: AccountDoc) => stateTag(deps.meta.accountUid(doc), [doc.displayName ?? null]);
+  /** Runs a change of the account record holding its lease: creation, display name and deletion never interleave. */
+  const holdAccount = <T>(account: string, work: () => Promise<T>) =>
+    deps.leases.hold(`account:${account}`, work);
+
   // Every account, in name order, paged (`since`: the last name of the previous page). The
   // operator's alone: a path outside every account (shared/admin-access/permissions.ts).
   router.get("/accounts", async (ctx) => {
@@ -39,6 +47,7 @@ export function addAccountRoutes(router: Router, deps: AdminRouteDeps): void {
     const account = nameParam(ctx, "account");
     const doc = await requireAccount(deps, account, ctx);
     const projects = await deps.meta.listProjects(account);
+    ctx.set("ETag", etag(accountTag(doc)));
     ctx.body = {
       name: account,
       displayName: doc.displayName ?? null,
@@ -49,16 +58,24 @@ export function addAccountRoutes(router: Router, deps: AdminRouteDeps): void {
 
   router.put("/accounts/:account", async (ctx) => {
     const account = nameParam(ctx, "account");
+    const precondition = parseIfMatch(ctx.get("if-match"));
     const body = parseBody(accountBody, await readJsonBody(ctx, deps.maxBodyBytes));
-    // Only the operator creates accounts: an administrator's account must still be there.
-    if (callerOf(ctx).kind !== "operator") await requireAccount(deps, account, ctx);
-    const { created, doc } = await deps.meta.putAccount(account, body.displayName);
+    const { created, doc } = await holdAccount(account, async () => {
+      // Only the operator creates accounts: an administrator's account must still be there.
+      const existing =
+        callerOf(ctx).kind === "operator"
+          ? await deps.meta.getAccount(account)
+          : await requireAccount(deps, account, ctx);
+      checkIfMatch(precondition, existing ? accountTag(existing) : undefined, `Account '${account}'`);
+      return deps.meta.putAccount(account, body.displayName);
+    });
     const shown = body.displayName === undefined ? "no display name" : `display name '${body.displayName}'`;
     noteAudit(ctx, {
       accountUid: deps.meta.accountUid(doc),
       summary: created ? `account created (${shown})` : `account updated (${shown})`,
     });
     ctx.status = created ? 201 : 200;
+    ctx.set("ETag", etag(accountTag(doc)));
     ctx.body = { name: account, displayName: body.displayName ?? null, created: isoTime(doc.createdAt) };
   });
 
@@ -67,13 +84,17 @@ export function addAccountRoutes(router: Router, deps: AdminRouteDeps): void {
   // The audit trail stays: the operator still finds it (GET /admin/v1/audit?account=…).
   router.delete("/accounts/:account", async (ctx) => {
     const account = nameParam(ctx, "account");
-    const doc = await requireAccount(deps, account, ctx);
-    const projects = await deps.meta.listProjects(account);
-    noteAudit(ctx, {
-      accountUid: deps.meta.accountUid(doc),
-      summary: `account deleted with ${projects.length} project(s)`,
+    const precondition = parseIfMatch(ctx.get("if-match"));
+    await holdAccount(account, async () => {
+      const doc = await requireAccount(deps, account, ctx);
+      checkIfMatch(precondition, accountTag(doc), `Account '${account}'`);
+      const projects = await deps.meta.listProjects(account);
+      noteAudit(ctx, {
+        accountUid: deps.meta.accountUid(doc),
+        summary: `account deleted with ${projects.length} project(s)`,
+      });
+      await deleteAccount(deps, doc, projects);
     });
-    await deleteAccount(deps, doc, projects);
     ctx.body = { name: account, deleted: true };
   });
 }

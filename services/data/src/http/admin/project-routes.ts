@@ -11,6 +11,7 @@ import { z } from "zod";
 import { actorOf, noteAudit } from "../../../../../shared/admin-access/audit.ts";
 import { callerOf } from "../../../../../shared/admin-access/gate.ts";
 import { errors } from "../../../../../shared/errors.ts";
+import { etag, parseIfMatch } from "../../../../../shared/http/if-match.ts";
 import { readJsonBody } from "../../../../../shared/http/json-body.ts";
 import { parseBody } from "../../../../../shared/http/parse-body.ts";
 import type { RequestState } from "../../../../../shared/http/request-context.ts";
@@ -22,12 +23,12 @@ import {
   checkPrecondition,
   holdProject,
   previewProjectChange,
+  projectTag,
   requireAccountIncarnation,
 } from "../../domain/project-changes.ts";
 import { intParam, parseQueryString, single } from "../../domain/query-params.ts";
 import type { StoredRevision } from "../../store/revision-store.ts";
 import { type AdminRouteDeps, isoTime, requireAccount, requireAccountUid, requireProject } from "./deps.ts";
-import { parseIfMatch, projectETag } from "./if-match.ts";
 import { page, pageSize } from "./paging.ts";
 import { booleanParam, nameParam, revisionParam } from "./params.ts";
 
@@ -47,7 +48,7 @@ export function addProjectRoutes(router: Router, deps: AdminRouteDeps): void {
   });
   const answerApplied = (ctx: Context, project: string, applied: AppliedChange) => {
     noteAudit(ctx, { summary: applied.summary });
-    ctx.set("ETag", projectETag(applied));
+    ctx.set("ETag", etag(projectTag(applied)));
     ctx.status = applied.created ? 201 : 200;
     ctx.body = { name: project, revision: applied.revision, summary: applied.summary };
   };
@@ -65,7 +66,7 @@ export function addProjectRoutes(router: Router, deps: AdminRouteDeps): void {
   router.get("/accounts/:account/projects/:project", async (ctx) => {
     const { account, project } = where(ctx);
     const stored = await requireProject(deps, account, project, ctx);
-    ctx.set("ETag", projectETag(stored));
+    ctx.set("ETag", etag(projectTag(stored)));
     ctx.body = { name: stored.name, revision: stored.revision, definition: stored.definition };
   });
 
@@ -79,7 +80,7 @@ export function addProjectRoutes(router: Router, deps: AdminRouteDeps): void {
     const definition = checkDefinition(input, { account, project }, deps);
     if (dryRun) {
       const preview = await previewProjectChange(deps.meta, { account, project, definition, precondition });
-      if (preview.current) ctx.set("ETag", projectETag(preview.current));
+      if (preview.current) ctx.set("ETag", etag(projectTag(preview.current)));
       ctx.body = preview.diff;
       return;
     }
@@ -132,7 +133,7 @@ export function addProjectRoutes(router: Router, deps: AdminRouteDeps): void {
     const stored = await requireProject(deps, account, project, ctx);
     const revision = number <= stored.revision ? await deps.revisions.get(stored.uid, number) : null;
     if (!revision) throw errors.notFound(`No revision ${number} of project '${project}'`);
-    ctx.set("ETag", projectETag({ uid: stored.uid, revision: revision.revision }));
+    ctx.set("ETag", etag(projectTag({ uid: stored.uid, revision: revision.revision })));
     ctx.body = { ...revisionView(revision), definition: revision.definition };
   });
 
