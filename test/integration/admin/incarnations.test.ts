@@ -121,6 +121,7 @@ describe("identity by incarnation", function () {
     const client = projectClient(platform.baseUrl, account, "p");
     for (const r of answers.filter((a) => a.body?.apikey)) {
       expect((await client.get(r.body.apikey, "customer")).status, `iteration ${i}`).to.equal(401);
+      expect((await client.login({ apikey: r.body.apikey })).status, `iteration ${i}`).to.equal(401);
     }
   };
 
@@ -198,6 +199,21 @@ describe("identity by incarnation", function () {
 
     it("manual keys created meanwhile are not listed in the account created again", async () => {
       await underAccountDeletion(createGhostKey, expectNoKeys);
+    });
+  });
+
+  describe("keys", () => {
+    it("a key of a project deleted since is not revalidated by the project created again", async () => {
+      expectStatus(await operator.putAccount(account), 201);
+      await createProject();
+      const key = await operator.keyWith(account, "p", ["Full access"]);
+      const client = projectClient(platform.baseUrl, account, "p");
+      expect((await client.login({ apikey: key })).status).to.equal(200);
+      expectStatus(await deleteProject(), 200);
+      await createProject();
+      const revalidated = await client.login({ apikey: key });
+      expect(revalidated.status, JSON.stringify(revalidated.body)).to.equal(401);
+      expect(revalidated.body.errorCode).to.equal(4011);
     });
   });
 
