@@ -28,6 +28,7 @@ import { createScriptRunner } from "./scripts/script-runner.ts";
 import { AdminStore } from "./store/admin-store.ts";
 import { AuditStore } from "./store/audit-store.ts";
 import { undoWrites } from "./store/guarded-writes.ts";
+import { purgeIncarnation } from "./store/incarnation-purge.ts";
 import { IntentRecoverer } from "./store/intent-recoverer.ts";
 import { Leases } from "./store/leases.ts";
 import { MetaStore, type ProjectWithStorage } from "./store/meta-store.ts";
@@ -109,15 +110,22 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
       throw new Error(`stored definition of ${stored.account}/${stored.name} no longer compiles`);
     return compiled.model;
   };
-  const sweeper = new DeletedStorageSweeper({ meta, tenants, logger });
+  // Validation, and removal of deleted projects' keys: the auth service mints keys, so records are
+  // never kept past expiry from here.
+  const keyStore = new KeyStore(redis, config.REDIS_PREFIX, 0, {
+    legacyNames: config.REDIS_MODE !== "cluster",
+  });
+  const revisions = new RevisionStore(connection, config.QUERY_TIMEOUT_MS);
+  const sweeper = new DeletedStorageSweeper({
+    meta,
+    tenants,
+    logger,
+    purge: (entry) => purgeIncarnation({ meta, users, admins, revisions, keyStore }, entry),
+  });
   sweeper.start();
   recoverer.start();
   const hasher = createPasswordHasher(config.ARGON2_MEMORY_KIB);
   const lifecycle: Lifecycle = { shuttingDown: false };
-  // Validation only: the auth service mints keys, so records are never kept past expiry from here.
-  const keyStore = new KeyStore(redis, config.REDIS_PREFIX, 0, {
-    legacyNames: config.REDIS_MODE !== "cluster",
-  });
   const sandboxCalls = metrics.counter(
     "tessera_sandbox_calls_total",
     "Sandbox calls by outcome (ok, timeout, …)",
@@ -174,7 +182,7 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
     admins,
     users,
     directory: createAdminDirectory(meta, admins),
-    revisions: new RevisionStore(connection, config.QUERY_TIMEOUT_MS),
+    revisions,
     audit,
     auditTrail: createAuditTrail(meta, audit),
     leases: new Leases(redis, config.REDIS_PREFIX, { holdMs: leaseMs, waitMs: leaseMs }),

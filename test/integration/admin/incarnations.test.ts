@@ -8,6 +8,7 @@
  * Each race runs many times in one platform, its requests fired at once.
  */
 import { expect } from "chai";
+import { generateKey, hashKey } from "../../../shared/keys/key-format.ts";
 import { demoProject } from "../../fixtures/demo-project.ts";
 import { adminKey, putAdmin } from "../../support/admins.ts";
 import { adminClient, call, projectClient, type Reply } from "../../support/http.ts";
@@ -18,6 +19,7 @@ const ITERATIONS = 50;
 const WRITES = 6;
 
 const userBody = { password: "ghost-password", roles: ["Full access"] };
+const ghostUser = (username: string) => ({ username, roles: ["Full access"], globals: {} });
 
 describe("identity by incarnation", function () {
   this.timeout(600_000);
@@ -86,6 +88,7 @@ describe("identity by incarnation", function () {
       await recreate();
       await check(i, answers);
     }
+    await expectNothingLeftBehind();
   }
 
   /**
@@ -101,6 +104,28 @@ describe("identity by incarnation", function () {
       await check(i, answers);
       expectStatus(await deleteAccount(), 200);
     }
+    await expectNothingLeftBehind();
+  }
+
+  /**
+   * Once the sweeper has run, no record of the account's name belongs to a deleted incarnation:
+   * what late writes left behind is gone too.
+   */
+  async function expectNothingLeftBehind() {
+    await platform.data.sweeper.sweep();
+    const { meta, users, admins, revisions, keyStore } = platform.data.deps;
+    const live = await meta.getAccount(account);
+    const liveUid = live ? meta.accountUid(live) : "";
+    const projects = await meta.listProjects(account);
+    const uids = projects.map((p) => p.uid);
+    const leftovers = {
+      users: await users.users.countDocuments({ account, projectUid: { $nin: uids } }).exec(),
+      revisions: await revisions.revisions.countDocuments({ account, projectUid: { $nin: uids } }).exec(),
+      admins: await admins.admins.countDocuments({ account, accountUid: { $ne: liveUid } }).exec(),
+      projects: await meta.projects.countDocuments({ account, uid: { $nin: uids } }).exec(),
+      keys: (await keyStore.list(account, "p")).filter((k) => !uids.includes(k.projectUid)).length,
+    };
+    expect(leftovers).to.deep.equal({ users: 0, revisions: 0, admins: 0, projects: 0, keys: 0 });
   }
 
   const putGhostUser: Write = (client, i, n) => client.putUser(account, "p", `ghost${i}x${n}`, userBody);
@@ -199,6 +224,64 @@ describe("identity by incarnation", function () {
 
     it("manual keys created meanwhile are not listed in the account created again", async () => {
       await underAccountDeletion(createGhostKey, expectNoKeys);
+    });
+  });
+
+  describe("the sweeper", () => {
+    it("removes what writes landing after an account's deletion left for its incarnation", async () => {
+      await oldOwner();
+      const { meta, users, admins, revisions, keyStore } = platform.data.deps;
+      const dead = meta.accountUid((await meta.getAccount(account))!);
+      const deadProject = (await meta.getProject(account, "p"))!.uid;
+      expectStatus(await deleteAccount(), 200);
+      // Late writes, as requests that passed their checks before the deletion would make them.
+      await users.put({ account, name: "p", uid: deadProject }, { ...ghostUser("late"), passwordHash: "x" });
+      await admins.put({
+        account,
+        accountUid: dead,
+        login: "late",
+        role: "admin",
+        passwordHash: "x",
+        credentialStamp: "x",
+      });
+      const ghost = await meta.writeProject(
+        account,
+        "q",
+        {},
+        { accountUid: dead, uid: "ghost-uid", revision: 0 },
+      );
+      expect(ghost).to.not.equal(null);
+      await users.put({ account, name: "q", uid: "ghost-uid" }, { ...ghostUser("late"), passwordHash: "x" });
+      await revisions.save({
+        account,
+        project: "p",
+        projectUid: deadProject,
+        revision: 9,
+        definition: {},
+        by: null,
+        at: new Date(),
+        summary: "late",
+        requestId: null,
+      });
+      await keyStore.create(
+        hashKey(generateKey()),
+        {
+          id: "latekey",
+          kind: "manual",
+          account,
+          project: "p",
+          projectUid: deadProject,
+          name: "late",
+          userIdentifier: null,
+          roles: [],
+          globals: {},
+          createdAt: Date.now(),
+          expiresAt: null,
+          status: "active",
+        },
+        Date.now(),
+      );
+      await expectNothingLeftBehind();
     });
   });
 

@@ -15,6 +15,7 @@ import type { ProjectCache } from "../store/project-cache.ts";
 import type { RevisionStore } from "../store/revision-store.ts";
 import type { TenantStorage } from "../store/storage-names.ts";
 import type { UserStore } from "../store/user-store.ts";
+import { holdProject } from "./project-changes.ts";
 import type { ProjectModel } from "./project-model.ts";
 
 export interface DeletionDeps {
@@ -43,7 +44,7 @@ async function forgetProject(deps: DeletionDeps, account: string, project: strin
 /** Deletes a project's incarnation; the caller holds the project's lease (holdProject). */
 export async function deleteProject(deps: DeletionDeps, stored: ProjectWithStorage): Promise<void> {
   const { account, name, uid, storage } = stored;
-  await deps.meta.recordDeletedStorage({ account, project: name, ...storage });
+  await deps.meta.recordDeletedStorage({ account, project: name, ...storage, uid });
   await deps.meta.deleteProject(account, name, uid);
   await forgetProject(deps, account, name, uid);
   await deps.tenants.dropProjectStorage(storage);
@@ -61,10 +62,17 @@ export async function deleteAccount(
 ): Promise<void> {
   const account = doc._id;
   const database = deps.meta.accountDatabase(doc);
-  await deps.meta.recordDeletedStorage({ account, database });
+  await deps.meta.recordDeletedStorage({
+    account,
+    database,
+    uid: deps.meta.accountUid(doc),
+    projects: projects.map(({ name, uid }) => ({ name, uid })),
+  });
   await deps.meta.deleteAccount(account);
   await deps.leases.hold(`admins:${deps.meta.accountUid(doc)}`, () => deps.admins.deleteAccount(account));
-  for (const p of projects) await forgetProject(deps, account, p.name, p.uid);
+  // Under each project's lease: a change of its users under way finishes first, or finds it gone.
+  for (const p of projects)
+    await holdProject(deps, account, p.name, () => forgetProject(deps, account, p.name, p.uid));
   await deps.users.deleteAccount(account);
   await deps.revisions.deleteAccount(account);
   await deps.tenants.dropAccountStorage(database);

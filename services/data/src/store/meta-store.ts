@@ -66,6 +66,10 @@ export interface DeletedStorageDoc {
   database: string;
   /** Absent for an account. */
   collectionPrefix?: string;
+  /** The deleted incarnation (the account's or the project's); absent on records of earlier releases. */
+  uid?: string;
+  /** An account's projects when it was deleted. */
+  projects?: { name: string; uid: string }[];
   deletedAt: Date;
 }
 
@@ -103,6 +107,8 @@ export class MetaStore {
       project: String,
       database: String,
       collectionPrefix: String,
+      uid: String,
+      projects: [{ _id: false, name: String, uid: String }],
       deletedAt: Date,
     });
   }
@@ -285,6 +291,19 @@ export class MetaStore {
       .exec();
     if (result.modifiedCount !== 1) return null;
     return { account, name: project, uid: expected.uid, revision, definition, updatedAt };
+  }
+
+  /** Projects recorded for an incarnation of their account (left by writes in flight at its deletion). */
+  async projectsOfAccountIncarnation(accountUid: string): Promise<{ name: string; uid: string }[]> {
+    return this.projects
+      .find({ accountUid }, { name: 1, uid: 1 })
+      .lean<{ name: string; uid: string }[]>()
+      .exec()
+      .then((docs) => docs.map(({ name, uid }) => ({ name, uid })));
+  }
+
+  async deleteProjectsOfAccountIncarnation(accountUid: string): Promise<void> {
+    await this.projects.deleteMany({ accountUid }).exec();
   }
 
   /** Deletes the project record if it is still incarnation `uid`. */

@@ -153,6 +153,11 @@ export class UserStore {
     await this.users.deleteMany({ account, project }).exec();
   }
 
+  /** Every user of these incarnations of projects (deleted ones). */
+  async deleteIncarnations(projectUids: string[]): Promise<void> {
+    await this.users.deleteMany({ projectUid: { $in: projectUids } }).exec();
+  }
+
   /** Every user of every project of the account (when it is deleted). */
   async deleteAccount(account: string): Promise<void> {
     await this.users.deleteMany({ account }).exec();
