@@ -92,14 +92,19 @@ describe("identity by incarnation", function () {
   }
 
   /**
-   * ITERATIONS times: the old owner's WRITES `write`s fired with the account's deletion, then
-   * the account created again (`recreate`: with project `p`) and `check`ed.
+   * ITERATIONS times: the old owner's WRITES `write`s fired with the account's deletion
+   * (`deletion`), then the account created again (`recreate`: with project `p`) and `check`ed.
    */
-  async function underAccountDeletion(write: Write, check: Check, recreate = newOwner) {
+  async function underAccountDeletion(
+    write: Write,
+    check: Check,
+    recreate = newOwner,
+    deletion: () => Promise<Reply> = deleteAccount,
+  ) {
     for (let i = 0; i < ITERATIONS; i++) {
       const old = await oldOwner();
       const writes = Array.from({ length: WRITES }, (_, n) => () => write(old, i, n));
-      const answers = await race(writes, deleteAccount);
+      const answers = await race(writes, deletion);
       await recreate();
       await check(i, answers);
       expectStatus(await deleteAccount(), 200);
@@ -190,6 +195,19 @@ describe("identity by incarnation", function () {
   describe("under account deletion", () => {
     it("users the old owner wrote meanwhile are not in the account created again", async () => {
       await underAccountDeletion(putGhostUser, expectNoUsers);
+    });
+
+    it("users the old owner wrote while the account was deleted and created again are not in the new one", async () => {
+      await underAccountDeletion(
+        putGhostUser,
+        expectNoUsers,
+        async () => {},
+        async () => {
+          const deleted = await deleteAccount();
+          await newOwner();
+          return deleted;
+        },
+      );
     });
 
     it("administrators written meanwhile are not in the account created again", async () => {
