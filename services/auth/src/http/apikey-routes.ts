@@ -57,6 +57,12 @@ export function apikeyRouter(deps: ApikeyRouteDeps): Router {
     const { account, project, settings } = await scope(ctx, deps);
     const body = await readJsonBody(ctx, deps.maxBodyBytes);
     const key = await createManualKey(deps, account, project, settings, body);
+    // The project deleted (or deleted and created again) meanwhile: the key goes with its incarnation.
+    const now = await deps.data.settings(account, project, (ctx.state as RequestState).requestId);
+    if (now?.uid !== settings.uid) {
+      await deps.keys.deleteById(account, project, key.id, settings.uid);
+      throw errors.notFound(`No project '${project}' in account '${account}'`);
+    }
     noteAudit(ctx, {
       summary: `key '${key.name}' created (id ${key.id}, roles [${key.roles.join(", ")}], ${key.expiration ? `expires ${key.expiration}` : "no expiry"})`,
     });
