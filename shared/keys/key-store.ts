@@ -221,10 +221,20 @@ export class KeyStore {
     return records.sort((a, b) => a.createdAt - b.createdAt);
   }
 
-  /** Deletes a key by its id; false when the project has no such key. */
-  async deleteById(account: string, project: string, id: string): Promise<boolean> {
+  /** A project's key by its id; null when the project has no such key. */
+  async getById(account: string, project: string, id: string): Promise<KeyRecord | null> {
+    const hash = (await this.#indexEntries(account, project))[id];
+    return hash ? this.get(hash) : null;
+  }
+
+  /**
+   * Deletes a key by its id; false when the project has no such key. Given
+   * `projectUid`, only a key of that incarnation of the project.
+   */
+  async deleteById(account: string, project: string, id: string, projectUid?: string): Promise<boolean> {
     const hash = (await this.#indexEntries(account, project))[id];
     if (!hash) return false;
+    if (projectUid !== undefined && (await this.get(hash))?.projectUid !== projectUid) return false;
     const recordKeys = this.#recordKeys(hash);
     const deleted = await Promise.all(recordKeys.map((key) => this.#redis.del(key)));
     await this.#unindex(account, project, [id]);

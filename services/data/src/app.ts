@@ -9,7 +9,6 @@ import type { Metrics } from "../../../shared/http/metrics.ts";
 import { addOpsRoutes, type ReadinessCheck } from "../../../shared/http/ops-routes.ts";
 import { requestContext } from "../../../shared/http/request-context.ts";
 import type { Lifecycle } from "../../../shared/http/serve.ts";
-import type { KeyStore } from "../../../shared/keys/key-store.ts";
 import type { KeyValidator } from "../../../shared/keys/key-validation.ts";
 import type { Logger } from "../../../shared/logger.ts";
 import type { RequestRateLimiter } from "../../../shared/rate-limits/request-limits.ts";
@@ -33,8 +32,6 @@ export interface DataDeps extends AdminRouteDeps {
   keys: KeyValidator;
   /** Request rate limits per account and per key (RATE_LIMITS); none when they are off. */
   rateLimits?: RequestRateLimiter;
-  /** Key records, for the admin gate's look-up of administrators' keys. */
-  keyStore: KeyStore;
   /** The `Authorization` scheme words the key validator accepts. */
   authSchemes: string[];
   /** The administrators as the admin gate sees them. */

@@ -21,7 +21,7 @@ import { createAdminDirectory } from "./domain/account-admins.ts";
 import { createAuditTrail } from "./domain/audit-trail.ts";
 import { checkFilterText } from "./domain/filter-check.ts";
 import { parseProjectDefinition } from "./domain/project-definition.ts";
-import { compileProject } from "./domain/project-model.ts";
+import { compileProject, programKeyPrefix } from "./domain/project-model.ts";
 import { createCustomProviderFactory } from "./providers/custom-provider-factory.ts";
 import { createOidcProviderFactory } from "./providers/oidc-provider-factory.ts";
 import { createProviderRegistry } from "./providers/provider-registry.ts";
@@ -30,6 +30,7 @@ import { createScriptRunner } from "./scripts/script-runner.ts";
 import { AdminStore } from "./store/admin-store.ts";
 import { AuditStore } from "./store/audit-store.ts";
 import { undoWrites } from "./store/guarded-writes.ts";
+import { purgeIncarnation } from "./store/incarnation-purge.ts";
 import { IntentRecoverer } from "./store/intent-recoverer.ts";
 import { Leases } from "./store/leases.ts";
 import { MetaStore, type ProjectWithStorage } from "./store/meta-store.ts";
@@ -42,6 +43,7 @@ import { StorageNames } from "./store/storage-names.ts";
 import { DeletedStorageSweeper } from "./store/storage-sweeper.ts";
 import type { WriteLoop } from "./store/tenant-rows.ts";
 import { TenantStore } from "./store/tenant-store.ts";
+import { UserStore } from "./store/user-store.ts";
 import { WriteIntents } from "./store/write-intents.ts";
 import { createWriteLoop } from "./store/write-loop.ts";
 
@@ -92,6 +94,7 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
   connection.getClient().on("serverHeartbeatFailed", () => storeErrors.inc({ store: "mongodb" }));
   const meta = new MetaStore(connection, config.QUERY_TIMEOUT_MS, new StorageNames(config.TENANT_DB_PREFIX));
   const admins = new AdminStore(connection, config.QUERY_TIMEOUT_MS);
+  const users = new UserStore(connection, config.QUERY_TIMEOUT_MS);
   const audit = new AuditStore(connection, config.QUERY_TIMEOUT_MS);
   const tenants = new TenantStore(
     connection.getClient(),
@@ -109,24 +112,22 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
       throw new Error(`stored definition of ${stored.account}/${stored.name} no longer compiles`);
     return compiled.model;
   };
-  const projects = new ProjectCache({
-    meta,
-    subscriber,
-    publisher: redis,
-    channel: projectChangedChannel(config.REDIS_PREFIX),
-    compile,
-    logger,
+  // Validation, and removal of deleted projects' keys: the auth service mints keys, so records are
+  // never kept past expiry from here.
+  const keyStore = new KeyStore(redis, config.REDIS_PREFIX, 0, {
+    legacyNames: config.REDIS_MODE !== "cluster",
   });
-  await projects.start();
-  const sweeper = new DeletedStorageSweeper({ meta, tenants, logger });
+  const revisions = new RevisionStore(connection, config.QUERY_TIMEOUT_MS);
+  const sweeper = new DeletedStorageSweeper({
+    meta,
+    tenants,
+    logger,
+    purge: (entry) => purgeIncarnation({ meta, users, admins, revisions, keyStore }, entry),
+  });
   sweeper.start();
   recoverer.start();
   const hasher = createPasswordHasher(config.ARGON2_MEMORY_KIB);
   const lifecycle: Lifecycle = { shuttingDown: false };
-  // Validation only: the auth service mints keys, so records are never kept past expiry from here.
-  const keyStore = new KeyStore(redis, config.REDIS_PREFIX, 0, {
-    legacyNames: config.REDIS_MODE !== "cluster",
-  });
   const sandboxCalls = metrics.counter(
     "tessera_sandbox_calls_total",
     "Sandbox calls by outcome (ok, timeout, …)",
@@ -152,6 +153,16 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
     onSandboxProcessRestart: (reason) => sandboxRestarts.inc({ reason }),
     onSandboxRefusal: (reason) => sandboxRefusals.inc({ reason }),
   });
+  const projects = new ProjectCache({
+    meta,
+    subscriber,
+    publisher: redis,
+    channel: projectChangedChannel(config.REDIS_PREFIX),
+    compile,
+    logger,
+    forget: (project) => custom.pool.dropUnder(programKeyPrefix(project)),
+  });
+  await projects.start();
   const logic = createLogic({ pool: custom.pool });
   const scripts = createScriptRunner({
     pool: custom.pool,
@@ -181,8 +192,9 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
     authSchemes: config.AUTH_SCHEMES,
     meta,
     admins,
+    users,
     directory: createAdminDirectory(meta, admins),
-    revisions: new RevisionStore(connection, config.QUERY_TIMEOUT_MS),
+    revisions,
     audit,
     auditTrail: createAuditTrail(meta, audit),
     leases: new Leases(redis, config.REDIS_PREFIX, { holdMs: leaseMs, waitMs: leaseMs }),
@@ -190,7 +202,7 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
     writeLoop,
     projects,
     providers: createProviderRegistry({
-      meta,
+      users,
       hasher,
       custom: custom.providerFor,
       oidc: createOidcProviderFactory({ allowLoopback: config.SANDBOX_ALLOW_LOOPBACK_FETCH, logger }),

@@ -127,14 +127,15 @@ describe("name grammar", function () {
   });
 
   it("keeps a user stored before the grammar readable and deletable, listed by the operator's name check", async () => {
-    const stored = await platform.data.deps.meta.getUser("acme", "p", "alice");
-    expect(stored).to.equal(null);
+    const { meta, users } = platform.data.deps;
+    const project = (await meta.getProject("acme", "p"))!;
+    expect(await users.get(project, "alice")).to.equal(null);
     expect((await admin.putUser("acme", "p", "alice", { password: "pw-123456", roles: [] })).status).to.equal(
       201,
     );
-    const alice = (await platform.data.deps.meta.getUser("acme", "p", "alice"))!;
+    const alice = (await users.get(project, "alice"))!;
     // As an earlier release accepted it.
-    await platform.data.deps.meta.putUser("acme", "p", { ...alice, username: ".." });
+    await users.put(project, { ...alice, username: ".." });
     const check = await call(platform.baseUrl, "GET", "/admin/v1/name-check", { headers: operator() });
     expect(check.status).to.equal(200);
     expect(check.body.findings).to.deep.include({
@@ -157,7 +158,9 @@ describe("name grammar", function () {
       roles: { constructor: { tables: { "*": { access: ["read", "insert", "update", "delete"] } } } },
     });
     // As an earlier release stored it.
-    const written = await platform.data.deps.meta.writeProject("acme", "legacy", definition, {
+    const { meta } = platform.data.deps;
+    const written = await meta.writeProject("acme", "legacy", definition, {
+      accountUid: meta.accountUid((await meta.getAccount("acme"))!),
       uid: "legacy-uid",
       revision: 0,
     });

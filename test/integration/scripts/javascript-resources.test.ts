@@ -342,8 +342,10 @@ describe("JavaScript resources", function () {
       .split("\n")
       .filter((line) => line.includes('"project script failed"'))
       .map((line) => JSON.parse(line));
-    expect(failed.find((l) => l.script === "The JavaScript resource 'Throws'")).to.deep.include({
-      programKey: "acme/demo/v1/scripts",
+    const throws = failed.find((l) => l.script === "The JavaScript resource 'Throws'");
+    // The key names the project's incarnation: `<account>/<project>@<uid>/<version>/scripts`.
+    expect(throws.programKey).to.match(/^acme\/demo@[0-9a-f-]{36}\/v1\/scripts$/);
+    expect(throws).to.deep.include({
       kind: "script",
       fingerprint: fingerprint("TypeError: no such thing: marker-1234"),
     });

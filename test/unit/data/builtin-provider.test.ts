@@ -2,7 +2,11 @@
 import { expect } from "chai";
 import type { PasswordHasher } from "../../../services/data/src/credentials/passwords.ts";
 import { createBuiltinProvider } from "../../../services/data/src/providers/builtin-provider.ts";
-import type { MetaStore, StoredUser } from "../../../services/data/src/store/meta-store.ts";
+import type {
+  ProjectIncarnation,
+  StoredUser,
+  UserStore,
+} from "../../../services/data/src/store/user-store.ts";
 import { GENERIC_LOGIN_FAILURE } from "../../../shared/contracts/internal-api.ts";
 
 function setup(users: Record<string, StoredUser>) {
@@ -19,19 +23,18 @@ function setup(users: Record<string, StoredUser>) {
     },
     policyProblem: (p) => (p.length < 8 ? "too short" : null),
   };
-  const meta = {
-    getUser: async (_a: string, _p: string, u: string) => users[u] ?? null,
-    changePassword: async (_a: string, _p: string, u: string, expected: string, next: string) => {
+  const store = {
+    get: async (_p: ProjectIncarnation, u: string) => users[u] ?? null,
+    changePassword: async (_p: ProjectIncarnation, u: string, expected: string, next: string) => {
       if (users[u]?.passwordHash !== expected) return false;
       users[u]!.passwordHash = next;
       return true;
     },
-  } as unknown as MetaStore;
+  } as unknown as UserStore;
   const provider = createBuiltinProvider({
-    meta,
+    users: store,
     hasher,
-    account: "a",
-    project: "p",
+    project: { account: "a", name: "p", uid: "u1" },
     projectRoles: new Set(["R1"]),
   });
   return { provider, calls };

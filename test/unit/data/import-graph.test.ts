@@ -16,6 +16,7 @@ const STORE_PORT = new Set([
   "store/storage-names.ts",
   "store/meta-store.ts",
   "store/admin-store.ts",
+  "store/user-store.ts",
   "store/audit-store.ts",
   "store/revision-store.ts",
   "store/leases.ts",

@@ -1,7 +1,7 @@
 import { expect } from "chai";
-import { checkPrecondition } from "../../../services/data/src/domain/project-changes.ts";
-import { parseIfMatch } from "../../../services/data/src/http/admin/if-match.ts";
+import { checkPrecondition, projectTag } from "../../../services/data/src/domain/project-changes.ts";
 import { ApiError } from "../../../shared/errors.ts";
+import { parseIfMatch } from "../../../shared/http/if-match.ts";
 
 function status(check: () => void): number {
   try {
@@ -13,13 +13,13 @@ function status(check: () => void): number {
   }
 }
 
-describe("If-Match on a project's revision", () => {
-  it("reads revisions, lists of them, and *; weak tags match nothing", () => {
+describe("If-Match on a project's incarnation and revision", () => {
+  it("reads entity tags, lists of them, and *; weak tags match nothing", () => {
     expect(parseIfMatch("")).to.equal(undefined);
-    expect(parseIfMatch(' "3" ')).to.deep.equal({ revisions: [3] });
-    expect(parseIfMatch('"3", W/"4" ,"5"')).to.deep.equal({ revisions: [3, 5] });
-    expect(parseIfMatch("*")).to.deep.equal({ anyRevision: true });
-    expect(parseIfMatch('"abc"')).to.deep.equal({ revisions: [] });
+    expect(parseIfMatch(' "u1.3" ')).to.deep.equal({ tags: ["u1.3"] });
+    expect(parseIfMatch('"u1.3", W/"u1.4" ,"u2.5"')).to.deep.equal({ tags: ["u1.3", "u2.5"] });
+    expect(parseIfMatch("*")).to.deep.equal({ anyState: true });
+    expect(parseIfMatch('"3"')).to.deep.equal({ tags: ["3"] });
   });
 
   it("refuses what is not an entity tag with 400", () => {
@@ -31,13 +31,17 @@ describe("If-Match on a project's revision", () => {
     }
   });
 
-  it("is met only by the current revision, or by * when the project exists", () => {
+  it("is met only by the current incarnation's current revision, or by * when the project exists", () => {
+    const at = (revision: number, uid = "u1") => ({ uid, revision });
     expect(status(() => checkPrecondition(undefined, undefined))).to.equal(200);
-    expect(status(() => checkPrecondition({ revisions: [3] }, 3))).to.equal(200);
-    expect(status(() => checkPrecondition({ revisions: [2, 3] }, 3))).to.equal(200);
-    expect(status(() => checkPrecondition({ revisions: [2] }, 3))).to.equal(412);
-    expect(status(() => checkPrecondition({ revisions: [1] }, undefined))).to.equal(412);
-    expect(status(() => checkPrecondition({ anyRevision: true }, 1))).to.equal(200);
-    expect(status(() => checkPrecondition({ anyRevision: true }, undefined))).to.equal(412);
+    expect(status(() => checkPrecondition({ tags: [projectTag(at(3))] }, at(3)))).to.equal(200);
+    expect(status(() => checkPrecondition({ tags: ["u1.2", "u1.3"] }, at(3)))).to.equal(200);
+    expect(status(() => checkPrecondition({ tags: ["u1.2"] }, at(3)))).to.equal(412);
+    // The same revision of another incarnation (deleted and created again), or a bare revision number.
+    expect(status(() => checkPrecondition({ tags: ["u1.1"] }, at(1, "u2")))).to.equal(412);
+    expect(status(() => checkPrecondition({ tags: ["1"] }, at(1)))).to.equal(412);
+    expect(status(() => checkPrecondition({ tags: ["u1.1"] }, undefined))).to.equal(412);
+    expect(status(() => checkPrecondition({ anyState: true }, at(1)))).to.equal(200);
+    expect(status(() => checkPrecondition({ anyState: true }, undefined))).to.equal(412);
   });
 });

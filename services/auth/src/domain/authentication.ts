@@ -50,10 +50,18 @@ export async function handleAuthentication(
     case "login":
       return login(deps, req, action.payload);
     case "revalidate":
-      return revalidateKey(deps.keys, deps.now(), action.key, checkScope);
+      return revalidateKey(deps.keys, deps.now(), action.key, checkScope, (record) =>
+        requireIncarnation(deps, req, record),
+      );
     case "disable":
       return disableKey(deps.keys, action.key, checkScope);
   }
+}
+
+/** 401/4011 unless the key was minted for the project as it is now (not for one deleted since). */
+async function requireIncarnation(deps: AuthenticationDeps, req: AuthenticationRequest, record: KeyRecord) {
+  const settings = await deps.data.settings(req.account, req.project, req.requestId);
+  if (settings?.uid !== record.projectUid) throw errors.unknownKey();
 }
 
 /** What a login's attempt is counted against: the project and the identity its provider reads. */

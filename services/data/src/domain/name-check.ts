@@ -6,7 +6,8 @@
  */
 import { type NameKind, nameProblem } from "../../../../shared/names.ts";
 import type { AdminStore } from "../store/admin-store.ts";
-import type { MetaStore } from "../store/meta-store.ts";
+import type { MetaStore, StoredProject } from "../store/meta-store.ts";
+import type { UserStore } from "../store/user-store.ts";
 import { definitionNameProblems } from "./definition-names.ts";
 import { parseProjectDefinition } from "./project-definition.ts";
 
@@ -26,19 +27,24 @@ function check(kind: NameKind, name: string, where: { account: string; project?:
 }
 
 /** What one project holds: its name, its definition's names, its users' names. */
-async function projectFindings(meta: MetaStore, account: string, project: string, definition: unknown) {
-  const where = { account, project };
-  const parsed = parseProjectDefinition(definition);
+async function projectFindings(users: UserStore, project: StoredProject) {
+  const { account } = project;
+  const where = { account, project: project.name };
+  const parsed = parseProjectDefinition(project.definition);
   const inDefinition = parsed.ok ? definitionNameProblems(parsed.definition) : [];
-  const users = await meta.listUsers(account, project);
+  const stored = await users.list(project);
   return [
-    ...check("project", project, { account }),
+    ...check("project", project.name, { account }),
     ...inDefinition.map((p) => ({ ...where, kind: "definition" as const, name: p.path, problem: p.message })),
-    ...users.flatMap((u) => check("user", u.username, where)),
+    ...stored.flatMap((u) => check("user", u.username, where)),
   ];
 }
 
-export async function storedNamesOutsideGrammar(deps: { meta: MetaStore; admins: AdminStore }) {
+export async function storedNamesOutsideGrammar(deps: {
+  meta: MetaStore;
+  admins: AdminStore;
+  users: UserStore;
+}) {
   const findings: NameFinding[] = [];
   for (let after = "", done = false; !done; ) {
     const accounts = await deps.meta.listAccounts(after, PAGE);
@@ -48,7 +54,7 @@ export async function storedNamesOutsideGrammar(deps: { meta: MetaStore; admins:
       after = account;
       findings.push(...check("account", account, { account }));
       for (const p of await deps.meta.listProjects(account))
-        findings.push(...(await projectFindings(deps.meta, account, p.name, p.definition)));
+        findings.push(...(await projectFindings(deps.users, p)));
       for (const admin of await deps.admins.list(deps.meta.accountUid(doc)))
         findings.push(...check("admin", admin.login, { account }));
     }

@@ -6,11 +6,13 @@
  * revision together with its history record. Changes of one project are
  * serialised (a Redis lease), so a precondition on the revision (`If-Match`)
  * holds until the write: of two changes made against the same revision, one
- * fails with 412.
+ * fails with 412. A project belongs to one incarnation of its account, and a
+ * change is made only while that account is still the one the request found.
  */
 import { randomUUID } from "node:crypto";
 import type { AuditActor } from "../../../../shared/admin-access/audit.ts";
 import { errors } from "../../../../shared/errors.ts";
+import { type Precondition, preconditionMet } from "../../../../shared/http/if-match.ts";
 import type { Leases } from "../store/leases.ts";
 import type { MetaStore, StoredProject } from "../store/meta-store.ts";
 import type { ProjectCache } from "../store/project-cache.ts";
@@ -32,8 +34,10 @@ export interface DefinitionChecks {
   checkModel?: (model: ProjectModel) => Problem[];
 }
 
-/** What `If-Match` asks of the project's current revision. */
-export type RevisionPrecondition = { anyRevision: true } | { revisions: number[] };
+/** What identifies one revision of one incarnation of a project (its ETag's value). */
+export function projectTag(project: { uid: string; revision: number }): string {
+  return `${project.uid}.${project.revision}`;
+}
 
 export interface ProjectChangeDeps {
   meta: MetaStore;
@@ -44,9 +48,11 @@ export interface ProjectChangeDeps {
 
 export interface ProjectChange {
   account: string;
+  /** The account's incarnation the request found: the change is made in it or not at all (404). */
+  accountUid: string;
   project: string;
   definition: ProjectDefinition;
-  precondition?: RevisionPrecondition;
+  precondition?: Precondition;
   /** Only if the project is still this incarnation (a rollback to one of its revisions). */
   uid?: string;
   by: AuditActor;
@@ -57,6 +63,7 @@ export interface ProjectChange {
 
 export interface AppliedChange {
   created: boolean;
+  uid: string;
   revision: number;
   summary: string;
 }
@@ -91,19 +98,16 @@ export function checkDefinition(
   return parsed.definition;
 }
 
-/** 412/4121 unless the project's current revision (undefined: none) is one the precondition accepts. */
+/** 412/4121 unless the project as it is now (undefined: absent) is one the precondition accepts. */
 export function checkPrecondition(
-  precondition: RevisionPrecondition | undefined,
-  current: number | undefined,
+  precondition: Precondition | undefined,
+  current: { uid: string; revision: number } | undefined,
 ) {
-  if (precondition === undefined) return;
-  const met =
-    current !== undefined && ("anyRevision" in precondition || precondition.revisions.includes(current));
-  if (!met) {
+  if (!preconditionMet(precondition, current && projectTag(current))) {
     throw errors.preconditionFailed(
       current === undefined
         ? "The project does not exist, so it is at no revision the request names (If-Match)"
-        : `The project is at revision ${current}, not the one the request names (If-Match): someone changed it first`,
+        : `The project is at revision ${current.revision}, not the one the request names (If-Match): someone changed it, or deleted and created it again, first`,
     );
   }
 }
@@ -118,12 +122,12 @@ function definitionOf(stored: StoredProject | null): ProjectDefinition {
 export async function previewProjectChange(
   meta: MetaStore,
   change: Pick<ProjectChange, "account" | "project" | "definition" | "precondition">,
-): Promise<{ diff: DefinitionDiff; currentRevision: number | undefined }> {
+): Promise<{ diff: DefinitionDiff; current: StoredProject | undefined }> {
   const current = await meta.getProject(change.account, change.project);
-  checkPrecondition(change.precondition, current?.revision);
+  checkPrecondition(change.precondition, current ?? undefined);
   return {
     diff: diffDefinitions(definitionOf(current), change.definition),
-    currentRevision: current?.revision,
+    current: current ?? undefined,
   };
 }
 
@@ -132,12 +136,13 @@ export async function applyProjectChange(
   change: ProjectChange,
 ): Promise<AppliedChange> {
   const { account, project } = change;
-  return deps.leases.hold(`project:${account}/${project}`, async () => {
+  return holdProject(deps, account, project, async () => {
+    await requireAccountIncarnation(deps.meta, account, change.accountUid);
     const current = await deps.meta.getProject(account, project);
     if (change.uid !== undefined && current?.uid !== change.uid) {
       throw errors.conflict("The project was deleted or created again meanwhile; nothing was changed");
     }
-    checkPrecondition(change.precondition, current?.revision);
+    checkPrecondition(change.precondition, current ?? undefined);
     const diff = diffDefinitions(definitionOf(current), change.definition);
     const summary = change.describe ? change.describe(diff.summary) : diff.summary;
     if (current) await keepUnrecordedRevision(deps.revisions, current);
@@ -155,6 +160,7 @@ export async function applyProjectChange(
       requestId: change.requestId,
     });
     const stored = await deps.meta.writeProject(account, project, change.definition, {
+      accountUid: change.accountUid,
       uid,
       revision: current?.revision ?? 0,
     });
@@ -162,8 +168,32 @@ export async function applyProjectChange(
       throw errors.conflict("The project was changed by another request at the same time; try again");
     }
     await deps.projects.changed(account, project);
-    return { created: !current, revision, summary };
+    return { created: !current, uid, revision, summary };
   });
+}
+
+/**
+ * Runs `work` holding the lease every change of the project takes (its
+ * definition, its deletion, its users): while it runs, no other change of the
+ * project's incarnation starts or ends.
+ */
+export function holdProject<T>(
+  deps: Pick<ProjectChangeDeps, "leases">,
+  account: string,
+  project: string,
+  work: () => Promise<T>,
+): Promise<T> {
+  return deps.leases.hold(`project:${account}/${project}`, work);
+}
+
+/** 404/4041 unless the account exists and is still incarnation `accountUid`. */
+export async function requireAccountIncarnation(
+  meta: MetaStore,
+  account: string,
+  accountUid: string,
+): Promise<void> {
+  const doc = await meta.getAccount(account);
+  if (!doc || meta.accountUid(doc) !== accountUid) throw errors.noAccount(account);
 }
 
 /** A project stored before its history was kept: its current revision is recorded first, by nobody known. */

@@ -126,6 +126,20 @@ export type FilterChecker = (
   lost?: ReadonlySet<string>,
 ) => string | null;
 
+/**
+ * The sandbox program keys of one incarnation of a project all start with
+ * this: a project deleted and created again gets new programs (none of its
+ * predecessor's state), and the deleted one's programs are dropped together.
+ */
+export function programKeyPrefix(project: Pick<ProjectModel, "account" | "name" | "uid">): string {
+  return `${project.account}/${project.name}@${project.uid}/`;
+}
+
+/** The key of one of a project's sandbox programs (`part`: `auth`, `rules`, `<version>/scripts`). */
+export function programKey(project: Pick<ProjectModel, "account" | "name" | "uid">, part: string): string {
+  return `${programKeyPrefix(project)}${part}`;
+}
+
 /** What a compiled model is of: the project's identity and where its rows live. */
 export type ProjectIdentity = Pick<ProjectModel, "account" | "name" | "uid" | "revision" | "storage">;
 

@@ -5,7 +5,7 @@
 import { GENERIC_LOGIN_FAILURE } from "../../../../shared/contracts/internal-api.ts";
 import { checkPasswordLogin } from "../credentials/password-login.ts";
 import type { PasswordHasher } from "../credentials/passwords.ts";
-import type { MetaStore } from "../store/meta-store.ts";
+import type { ProjectIncarnation, UserStore } from "../store/user-store.ts";
 import type { AuthProvider, LoginInfo, ProviderVerdict } from "./provider.ts";
 
 const FAILED: ProviderVerdict = { ok: false, message: GENERIC_LOGIN_FAILURE };
@@ -19,13 +19,13 @@ export const BUILTIN_LOGIN_INFO: LoginInfo = {
 };
 
 export function createBuiltinProvider(options: {
-  meta: MetaStore;
+  users: UserStore;
   hasher: PasswordHasher;
-  account: string;
-  project: string;
+  /** The project's incarnation: only its own users log in. */
+  project: ProjectIncarnation;
   projectRoles: ReadonlySet<string>;
 }): AuthProvider {
-  const { meta, hasher, account, project, projectRoles } = options;
+  const { users, hasher, project, projectRoles } = options;
   return {
     getLoginInfo: async () => BUILTIN_LOGIN_INFO,
     async authenticate({ payload, enablePasswordChange }) {
@@ -33,9 +33,9 @@ export function createBuiltinProvider(options: {
         hasher,
         payload,
         enablePasswordChange,
-        find: (username) => meta.getUser(account, project, username),
+        find: (username) => users.get(project, username),
         changePassword: (username, expectedHash, newHash) =>
-          meta.changePassword(account, project, username, expectedHash, newHash),
+          users.changePassword(project, username, expectedHash, newHash),
       });
       if (!login.ok) return FAILED;
       const user = login.holder;

@@ -7,7 +7,7 @@
 import { LRUCache } from "lru-cache";
 import type { DataConfig } from "../../../../shared/config.ts";
 import type { Logger } from "../../../../shared/logger.ts";
-import type { ProjectModel } from "../domain/project-model.ts";
+import { type ProjectModel, programKey } from "../domain/project-model.ts";
 import {
   FairShare,
   FairSharePool,
@@ -76,7 +76,7 @@ export function createCustomProviderFactory(options: {
       const provider = createCustomProvider({
         pool,
         account: project.account,
-        programKey: `${id}/auth`,
+        programKey: programKey(project, "auth"),
         libraryCode: project.definition.libraries[auth.library!]!.code,
         libraryName: auth.library,
         createFunction: auth.createFunction!,

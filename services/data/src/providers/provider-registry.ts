@@ -6,7 +6,7 @@
 
 import type { PasswordHasher } from "../credentials/passwords.ts";
 import type { ProjectModel } from "../domain/project-model.ts";
-import type { MetaStore } from "../store/meta-store.ts";
+import type { UserStore } from "../store/user-store.ts";
 import { createBuiltinProvider } from "./builtin-provider.ts";
 import type { AuthProvider } from "./provider.ts";
 
@@ -17,7 +17,7 @@ export interface ProviderRegistry {
 export type CustomProviderFactory = (project: ProjectModel) => AuthProvider;
 
 export function createProviderRegistry(options: {
-  meta: MetaStore;
+  users: UserStore;
   hasher: PasswordHasher;
   custom: CustomProviderFactory;
   oidc: CustomProviderFactory;
@@ -27,10 +27,9 @@ export function createProviderRegistry(options: {
       if (project.definition.authentication.provider === "custom") return options.custom(project);
       if (project.definition.authentication.provider === "oidc") return options.oidc(project);
       return createBuiltinProvider({
-        meta: options.meta,
+        users: options.users,
         hasher: options.hasher,
-        account: project.account,
-        project: project.name,
+        project,
         projectRoles: new Set(project.roles.keys()),
       });
     },

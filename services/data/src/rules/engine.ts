@@ -4,7 +4,7 @@
  * run over one request's plan (logic-run.ts).
  */
 import type { Problem } from "../domain/project-definition.ts";
-import type { ProjectModel } from "../domain/project-model.ts";
+import { type ProjectModel, programKey } from "../domain/project-model.ts";
 import type { WritePlan } from "../domain/write-plan.ts";
 import { LogicRun } from "./logic-run.ts";
 import { programSource } from "./program.ts";
@@ -37,7 +37,7 @@ export class LogicEngine {
       // The rules were compiled and checked with the model; a model with problems is never built.
       const logic = model.logic;
       const problems: Problem[] = [];
-      const key = `rules:${model.account}/${model.name}`;
+      const key = programKey(model, "rules");
       c = {
         logic,
         problems,

@@ -128,6 +128,10 @@ export class FairSharePool implements SandboxPool {
     this.inner.drop(key);
   }
 
+  dropUnder(prefix: string): void {
+    this.inner.dropUnder(prefix);
+  }
+
   stats(): SandboxStats {
     return this.inner.stats();
   }

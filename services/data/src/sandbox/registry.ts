@@ -154,6 +154,11 @@ export abstract class RegistryPool<P extends ProgramBase> {
     this.forgetProgram(program);
   }
 
+  /** Forgets every program whose key starts with `prefix` (e.g. all of a deleted project's), as `drop` does. */
+  dropUnder(prefix: string): void {
+    for (const key of [...this.programs.keys()]) if (key.startsWith(prefix)) this.drop(key);
+  }
+
   protected get programCount(): number {
     return this.programs.size;
   }

@@ -146,6 +146,8 @@ export interface SandboxPool {
   ): Promise<unknown>;
   /** Forgets the program under `key` (e.g. its project was deleted) and disposes its isolates when idle. */
   drop(key: string): void;
+  /** `drop` for every program whose key starts with `prefix`. */
+  dropUnder(prefix: string): void;
   stats(): SandboxStats;
   readonly isClosed: boolean;
   /** Disposes every isolate; pending and later calls fail with SandboxError("unavailable"). */

@@ -15,7 +15,7 @@
  */
 import { ApiError, ErrorCode, errors } from "../../../../shared/errors.ts";
 import { fingerprint } from "../../../../shared/loggable-error.ts";
-import type { VersionModel } from "../domain/project-model.ts";
+import { programKey, type VersionModel } from "../domain/project-model.ts";
 import type { ReadScope } from "../domain/resource-read.ts";
 import type { EventModel, JavaScriptResourceModel } from "../domain/script-model.ts";
 import {
@@ -104,7 +104,7 @@ export function createScriptRunner(options: ScriptRunnerOptions): ScriptRunner {
     let program = programs.get(version);
     if (!program || program.isRetired) {
       program = pool.program(
-        `${project.account}/${project.name}/${version.name}/scripts`,
+        programKey(project, `${version.name}/scripts`),
         scriptProgramSources(version.scripts, project.definition.libraries),
         { hostFunctions: { "tessera.get": readApi }, account: project.account },
       );

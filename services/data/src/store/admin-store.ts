@@ -90,6 +90,11 @@ export class AdminStore {
     return result.deletedCount === 1;
   }
 
+  /** Every administrator of one incarnation of an account (a deleted one). */
+  async deleteIncarnation(accountUid: string): Promise<void> {
+    await this.admins.deleteMany({ accountUid }).exec();
+  }
+
   /** Every administrator of every incarnation of the account (when it is deleted). */
   async deleteAccount(account: string): Promise<void> {
     await this.admins.deleteMany({ account }).exec();

@@ -1,9 +1,12 @@
 /**
  * Platform metadata in META_DB (mongoose): accounts with the name of their
  * database, project definitions with a revision counter, an incarnation id and
- * the prefix of their collections, built-in users, and the storage of deleted
- * accounts and projects that is still to be swept. Definitions and globals are
- * stored as JSON text so any key (spaces, dots, `$`) round-trips.
+ * the prefix of their collections, and the storage of deleted accounts and
+ * projects that is still to be swept. Definitions are stored as JSON text so
+ * any key (spaces, dots, `$`) round-trips. A project belongs to one incarnation
+ * of its account (`accountUid`): one written while its account was being
+ * deleted is not the project of an account created again under the same name,
+ * which may create a project of that name anew.
  */
 import { randomUUID } from "node:crypto";
 import type { Connection, Model, SchemaDefinition } from "mongoose";
@@ -25,24 +28,14 @@ export interface ProjectDoc {
   _id: string;
   account: string;
   name: string;
+  /** The account's incarnation; absent on projects created before it was recorded (they belong to any). */
+  accountUid?: string;
   /** New for every creation of the project: keys minted for an earlier project of the same name stop working. */
   uid: string;
   /** Chosen at creation; absent on projects created before collection prefixes had incarnation ids. */
   collectionPrefix?: string;
   revision: number;
   definitionJson: string;
-  updatedAt: Date;
-}
-
-export interface UserDoc {
-  _id: string;
-  account: string;
-  project: string;
-  username: string;
-  passwordHash: string;
-  roles: string[];
-  globalsJson: string;
-  keyLifetimeSeconds?: number;
   updatedAt: Date;
 }
 
@@ -73,21 +66,16 @@ export interface DeletedStorageDoc {
   database: string;
   /** Absent for an account. */
   collectionPrefix?: string;
+  /** The deleted incarnation (the account's or the project's); absent on records of earlier releases. */
+  uid?: string;
+  /** An account's projects when it was deleted. */
+  projects?: { name: string; uid: string }[];
   deletedAt: Date;
-}
-
-export interface StoredUser {
-  username: string;
-  passwordHash: string;
-  roles: string[];
-  globals: Record<string, unknown>;
-  keyLifetimeSeconds?: number;
 }
 
 export class MetaStore {
   readonly accounts: Model<AccountDoc>;
   readonly projects: Model<ProjectDoc>;
-  readonly users: Model<UserDoc>;
   readonly deletedStorage: Model<DeletedStorageDoc>;
   readonly #names: StorageNames;
 
@@ -106,21 +94,11 @@ export class MetaStore {
       _id: String,
       account: { type: String, index: true },
       name: String,
+      accountUid: String,
       uid: String,
       collectionPrefix: String,
       revision: Number,
       definitionJson: String,
-      updatedAt: Date,
-    });
-    this.users = model<UserDoc>("User", "users", {
-      _id: String,
-      account: String,
-      project: String,
-      username: String,
-      passwordHash: String,
-      roles: [String],
-      globalsJson: String,
-      keyLifetimeSeconds: Number,
       updatedAt: Date,
     });
     this.deletedStorage = model<DeletedStorageDoc>("DeletedStorage", "deleted_storage", {
@@ -129,6 +107,8 @@ export class MetaStore {
       project: String,
       database: String,
       collectionPrefix: String,
+      uid: String,
+      projects: [{ _id: false, name: String, uid: String }],
       deletedAt: Date,
     });
   }
@@ -192,36 +172,59 @@ export class MetaStore {
     return doc ? { created: false, doc } : this.putAccount(account, displayName);
   }
 
+  /** The projects of the account's current incarnation, in name order. */
   async listProjects(account: string): Promise<StoredProject[]> {
+    const accountDoc = await this.getAccount(account);
+    if (!accountDoc) return [];
     const docs = await this.projects.find({ account }).lean<ProjectDoc[]>().exec();
-    return docs.map(toStoredProject).sort((a, b) => a.name.localeCompare(b.name));
+    return docs
+      .filter((d) => this.#belongs(d, accountDoc))
+      .map(toStoredProject)
+      .sort((a, b) => a.name.localeCompare(b.name));
   }
 
+  /**
+   * Deletes the account record first, so that nothing checked against it after
+   * this passes; then its projects' records (of every incarnation).
+   */
   async deleteAccount(account: string): Promise<void> {
-    await this.users.deleteMany({ account }).exec();
-    await this.projects.deleteMany({ account }).exec();
     await this.accounts.deleteOne({ _id: account }).exec();
+    await this.projects.deleteMany({ account }).exec();
   }
 
-  #projectDoc(account: string, project: string): Promise<ProjectDoc | null> {
-    return this.projects.findById(`${account}/${project}`).lean<ProjectDoc>().exec();
+  /** Whether a project record belongs to this incarnation of its account (a legacy one: to any). */
+  #belongs(project: ProjectDoc, account: AccountDoc): boolean {
+    return project.accountUid === undefined || project.accountUid === this.accountUid(account);
+  }
+
+  /** The account and its project of that name in its current incarnation; null when either is absent. */
+  async #live(
+    account: string,
+    project: string,
+  ): Promise<{ account: AccountDoc; project: ProjectDoc } | null> {
+    const [accountDoc, projectDoc] = await Promise.all([
+      this.getAccount(account),
+      this.projects.findById(`${account}/${project}`).lean<ProjectDoc>().exec(),
+    ]);
+    if (!accountDoc || !projectDoc || !this.#belongs(projectDoc, accountDoc)) return null;
+    return { account: accountDoc, project: projectDoc };
   }
 
   async getProject(account: string, project: string): Promise<StoredProject | null> {
-    const doc = await this.#projectDoc(account, project);
-    return doc ? toStoredProject(doc) : null;
+    const live = await this.#live(account, project);
+    return live ? toStoredProject(live.project) : null;
   }
 
   /** A project and where its rows live; null when the project or its account does not exist. */
   async getProjectWithStorage(account: string, project: string): Promise<ProjectWithStorage | null> {
-    const [accountDoc, projectDoc] = await Promise.all([
-      this.getAccount(account),
-      this.#projectDoc(account, project),
-    ]);
-    if (!accountDoc || !projectDoc) return null;
+    const live = await this.#live(account, project);
+    if (!live) return null;
     return {
-      ...toStoredProject(projectDoc),
-      storage: { database: this.accountDatabase(accountDoc), collectionPrefix: this.#prefixOf(projectDoc) },
+      ...toStoredProject(live.project),
+      storage: {
+        database: this.accountDatabase(live.account),
+        collectionPrefix: this.#prefixOf(live.project),
+      },
     };
   }
 
@@ -240,16 +243,18 @@ export class MetaStore {
 
   /**
    * Stores a definition as the project's next revision: creates the project with
-   * `uid` when `expectedRevision` is 0, else moves it from `expectedRevision` to
-   * the next. null when the project is not (or no longer) at `expectedRevision`:
-   * nothing was written. Callers serialise changes of one project (a guarded update
-   * alone is not atomic on every MongoDB-wire server).
+   * `uid` in the account's incarnation `accountUid` when `expected.revision` is 0
+   * (replacing a record left by an earlier incarnation of the account), else
+   * moves it from `expected.revision` to the next. null when the project is not
+   * (or no longer) at `expected.revision`: nothing was written. Callers serialise
+   * changes of one project (a guarded update alone is not atomic on every
+   * MongoDB-wire server).
    */
   async writeProject(
     account: string,
     project: string,
     definition: unknown,
-    expected: { uid: string; revision: number },
+    expected: { accountUid: string; uid: string; revision: number },
   ): Promise<StoredProject | null> {
     const id = `${account}/${project}`;
     const definitionJson = JSON.stringify(definition);
@@ -259,6 +264,7 @@ export class MetaStore {
         _id: id,
         account,
         name: project,
+        accountUid: expected.accountUid,
         uid: expected.uid,
         collectionPrefix: this.#names.newCollectionPrefix(project),
         revision: 1,
@@ -269,9 +275,12 @@ export class MetaStore {
         await this.projects.create(doc);
         return toStoredProject(doc);
       } catch (err) {
-        if (isDuplicateKey(err)) return null;
-        throw err;
+        if (!isDuplicateKey(err)) throw err;
       }
+      const replaced = await this.projects
+        .replaceOne({ _id: id, accountUid: { $exists: true, $ne: expected.accountUid } }, doc)
+        .exec();
+      return replaced.modifiedCount === 1 ? toStoredProject(doc) : null;
     }
     const revision = expected.revision + 1;
     const result = await this.projects
@@ -284,57 +293,22 @@ export class MetaStore {
     return { account, name: project, uid: expected.uid, revision, definition, updatedAt };
   }
 
-  async deleteProject(account: string, project: string): Promise<boolean> {
-    await this.users.deleteMany({ account, project }).exec();
-    const result = await this.projects.deleteOne({ _id: `${account}/${project}` }).exec();
-    return result.deletedCount === 1;
+  /** Projects recorded for an incarnation of their account (left by writes in flight at its deletion). */
+  async projectsOfAccountIncarnation(accountUid: string): Promise<{ name: string; uid: string }[]> {
+    return this.projects
+      .find({ accountUid }, { name: 1, uid: 1 })
+      .lean<{ name: string; uid: string }[]>()
+      .exec()
+      .then((docs) => docs.map(({ name, uid }) => ({ name, uid })));
   }
 
-  async getUser(account: string, project: string, username: string): Promise<StoredUser | null> {
-    const doc = await this.users.findById(`${account}/${project}/${username}`).lean<UserDoc>().exec();
-    return doc ? toStoredUser(doc) : null;
+  async deleteProjectsOfAccountIncarnation(accountUid: string): Promise<void> {
+    await this.projects.deleteMany({ accountUid }).exec();
   }
 
-  async listUsers(account: string, project: string): Promise<StoredUser[]> {
-    const docs = await this.users.find({ account, project }).lean<UserDoc[]>().exec();
-    return docs.map(toStoredUser).sort((a, b) => a.username.localeCompare(b.username));
-  }
-
-  async putUser(account: string, project: string, user: StoredUser): Promise<boolean> {
-    const id = `${account}/${project}/${user.username}`;
-    const fields = {
-      account,
-      project,
-      username: user.username,
-      passwordHash: user.passwordHash,
-      roles: user.roles,
-      globalsJson: JSON.stringify(user.globals),
-      keyLifetimeSeconds: user.keyLifetimeSeconds,
-      updatedAt: new Date(),
-    };
-    const result = await this.users.updateOne({ _id: id }, { $set: fields }, { upsert: true }).exec();
-    return result.upsertedCount === 1;
-  }
-
-  /** Replaces the password hash only if it is still `expectedHash` (no lost update on concurrent changes). */
-  async changePassword(
-    account: string,
-    project: string,
-    username: string,
-    expectedHash: string,
-    newHash: string,
-  ): Promise<boolean> {
-    const result = await this.users
-      .updateOne(
-        { _id: `${account}/${project}/${username}`, passwordHash: expectedHash },
-        { $set: { passwordHash: newHash, updatedAt: new Date() } },
-      )
-      .exec();
-    return result.modifiedCount === 1;
-  }
-
-  async deleteUser(account: string, project: string, username: string): Promise<boolean> {
-    const result = await this.users.deleteOne({ _id: `${account}/${project}/${username}` }).exec();
+  /** Deletes the project record if it is still incarnation `uid`. */
+  async deleteProject(account: string, project: string, uid: string): Promise<boolean> {
+    const result = await this.projects.deleteOne({ _id: `${account}/${project}`, uid }).exec();
     return result.deletedCount === 1;
   }
 
@@ -363,8 +337,8 @@ export class MetaStore {
     const account = await this.getAccount(entry.account);
     if (!account || this.accountDatabase(account) !== entry.database) return false;
     if (entry.project === undefined) return true;
-    const project = await this.#projectDoc(entry.account, entry.project);
-    return project !== null && this.#prefixOf(project) === entry.collectionPrefix;
+    const live = await this.#live(entry.account, entry.project);
+    return live !== null && this.#prefixOf(live.project) === entry.collectionPrefix;
   }
 }
 
@@ -376,15 +350,5 @@ function toStoredProject(doc: ProjectDoc): StoredProject {
     revision: doc.revision,
     definition: JSON.parse(doc.definitionJson),
     updatedAt: doc.updatedAt,
-  };
-}
-
-function toStoredUser(doc: UserDoc): StoredUser {
-  return {
-    username: doc.username,
-    passwordHash: doc.passwordHash,
-    roles: doc.roles ?? [],
-    globals: JSON.parse(doc.globalsJson || "{}"),
-    keyLifetimeSeconds: doc.keyLifetimeSeconds ?? undefined,
   };
 }

@@ -2,7 +2,8 @@
  * Compiled project models, cached in each data-service process. The admin API
  * publishes a change on Redis; every process drops its copy. A periodic bulk
  * check of incarnations and revisions (one query) covers notifications missed
- * while disconnected.
+ * while disconnected. A deletion is published too, naming the incarnation, so
+ * that every process lets go of what it holds for it (its sandbox programs).
  * The request path never touches a store for metadata once a project is warm.
  */
 import { LRUCache } from "lru-cache";
@@ -19,6 +20,22 @@ export interface CachedProject {
   revision: number;
 }
 
+/** An incarnation of a project that was deleted. */
+export interface DeletedProject {
+  account: string;
+  name: string;
+  uid: string;
+}
+
+/** `deleted <account> <project> <uid>` (names have no spaces). */
+const deletionMessage = (p: DeletedProject) => `deleted ${p.account} ${p.name} ${p.uid}`;
+
+function parseDeletion(message: string): DeletedProject | null {
+  const [word, account, name, uid, ...rest] = message.split(" ");
+  if (word !== "deleted" || !account || !name || !uid || rest.length > 0) return null;
+  return { account, name, uid };
+}
+
 /** `Model`: the compiled project (domain/project-model.ts), made by the `compile` function it is given. */
 export class ProjectCache<Model extends CachedProject> {
   /** The most recently used projects' models (a model evicted is compiled again when next used). */
@@ -29,6 +46,7 @@ export class ProjectCache<Model extends CachedProject> {
   readonly #channel: string;
   readonly #compile: (stored: ProjectWithStorage) => Model;
   readonly #logger: Logger;
+  readonly #forget: (project: DeletedProject) => void;
   #timer: NodeJS.Timeout | undefined;
 
   constructor(options: {
@@ -38,6 +56,8 @@ export class ProjectCache<Model extends CachedProject> {
     channel: string;
     compile: (stored: ProjectWithStorage) => Model;
     logger: Logger;
+    /** Told in every process when an incarnation of a project was deleted. */
+    forget?: (project: DeletedProject) => void;
   }) {
     this.#meta = options.meta;
     this.#subscriber = options.subscriber;
@@ -45,11 +65,15 @@ export class ProjectCache<Model extends CachedProject> {
     this.#channel = options.channel;
     this.#compile = options.compile;
     this.#logger = options.logger;
+    this.#forget = options.forget ?? (() => {});
   }
 
   async start(revisionCheckMs = 15_000): Promise<void> {
-    this.#subscriber.on("message", (channel: string, id: string) => {
-      if (channel === this.#channel) this.#entries.delete(id);
+    this.#subscriber.on("message", (channel: string, message: string) => {
+      if (channel !== this.#channel) return;
+      const deleted = parseDeletion(message);
+      if (deleted) this.#deleted(deleted);
+      else this.#entries.delete(message);
     });
     // After a reconnect, notifications may have been missed: forget everything.
     this.#subscriber.on("ready", () => this.#entries.clear());
@@ -86,6 +110,20 @@ export class ProjectCache<Model extends CachedProject> {
     const id = `${account}/${project}`;
     this.#entries.delete(id);
     await this.#publisher.publish(this.#channel, id);
+  }
+
+  /** Called by the admin API after it deleted a project's incarnation `uid`: every process forgets it. */
+  async deleted(account: string, project: string, uid: string): Promise<void> {
+    const deleted = { account, name: project, uid };
+    this.#deleted(deleted);
+    // The plain name too, for processes of a release that does not know deletion messages.
+    await this.#publisher.publish(this.#channel, `${account}/${project}`);
+    await this.#publisher.publish(this.#channel, deletionMessage(deleted));
+  }
+
+  #deleted(project: DeletedProject): void {
+    this.#entries.delete(`${project.account}/${project.name}`);
+    this.#forget(project);
   }
 
   async #checkRevisions(): Promise<void> {

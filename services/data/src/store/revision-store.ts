@@ -114,6 +114,11 @@ export class RevisionStore {
     await this.revisions.deleteMany({ account, project }).exec();
   }
 
+  /** Every record of these incarnations of projects (deleted ones). */
+  async deleteIncarnations(projectUids: string[]): Promise<void> {
+    await this.revisions.deleteMany({ projectUid: { $in: projectUids } }).exec();
+  }
+
   async deleteAccount(account: string): Promise<void> {
     await this.revisions.deleteMany({ account }).exec();
   }

@@ -5,10 +5,11 @@
  * create collections or a sequence under the dead names. For a while after
  * each deletion, every data-service process drops whatever reappeared there;
  * then the record of the deletion is forgotten. Storage that a live account or
- * project uses after all (a failed deletion, a restore) is never dropped.
+ * project uses after all (a failed deletion, a restore) is never dropped. With
+ * it go the deleted incarnation's records that late writes left (`purge`).
  */
 import type { Logger } from "../../../../shared/logger.ts";
-import type { MetaStore } from "./meta-store.ts";
+import type { DeletedStorageDoc, MetaStore } from "./meta-store.ts";
 import type { TenantStore } from "./tenant-store.ts";
 
 /** How often each process sweeps. */
@@ -21,14 +22,23 @@ export class DeletedStorageSweeper {
   readonly #tenants: TenantStore;
   readonly #logger: Logger;
   readonly #sweepForMs: number;
+  readonly #purge: (entry: DeletedStorageDoc) => Promise<void>;
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<void> | undefined;
 
-  constructor(options: { meta: MetaStore; tenants: TenantStore; logger: Logger; sweepForMs?: number }) {
+  constructor(options: {
+    meta: MetaStore;
+    tenants: TenantStore;
+    logger: Logger;
+    sweepForMs?: number;
+    /** Removes the deleted incarnation's records (store/incarnation-purge.ts). */
+    purge?: (entry: DeletedStorageDoc) => Promise<void>;
+  }) {
     this.#meta = options.meta;
     this.#tenants = options.tenants;
     this.#logger = options.logger;
     this.#sweepForMs = options.sweepForMs ?? SWEEP_FOR_MS;
+    this.#purge = options.purge ?? (async () => {});
   }
 
   start(intervalMs = SWEEP_INTERVAL_MS): void {
@@ -66,6 +76,7 @@ export class DeletedStorageSweeper {
               database: entry.database,
               collectionPrefix: entry.collectionPrefix,
             });
+          await this.#purge(entry);
         }
         if (Date.now() - entry.deletedAt.getTime() >= this.#sweepForMs) {
           await this.#meta.forgetDeletedStorage(entry._id);

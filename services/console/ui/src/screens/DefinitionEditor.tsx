@@ -43,7 +43,7 @@ interface Base {
 
 const pretty = (value: unknown) => JSON.stringify(value, null, 2);
 const baseOf = (project: LoadedProject | undefined): Base | undefined =>
-  project && { etag: project.etag, revision: project.revision };
+  project?.etag ? { etag: project.etag, revision: project.revision } : undefined;
 const draftBase = (draft: Draft): Base | undefined =>
   draft.baseEtag === undefined ? undefined : { etag: draft.baseEtag, revision: draft.baseRevision ?? 0 };
 

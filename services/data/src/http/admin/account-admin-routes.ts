@@ -9,12 +9,14 @@ import { z } from "zod";
 import { noteAudit } from "../../../../../shared/admin-access/audit.ts";
 import { callerOf } from "../../../../../shared/admin-access/gate.ts";
 import { errors } from "../../../../../shared/errors.ts";
+import { checkIfMatch, etag, parseIfMatch, stateTag } from "../../../../../shared/http/if-match.ts";
 import { readJsonBody } from "../../../../../shared/http/json-body.ts";
 import { parseBody } from "../../../../../shared/http/parse-body.ts";
 import { ADMIN_ROLES, type AdminRole } from "../../../../../shared/keys/key-record.ts";
 import { lastAdminProblem, newCredentialStamp } from "../../domain/account-admins.ts";
+import { requireAccountIncarnation } from "../../domain/project-changes.ts";
 import type { StoredAdmin } from "../../store/admin-store.ts";
-import { type AdminRouteDeps, isoTime, requireAccount } from "./deps.ts";
+import { type AdminRouteDeps, isoTime, requireAccountUid } from "./deps.ts";
 import { loginParam, nameParam } from "./params.ts";
 
 const adminBody = z.strictObject({
@@ -30,13 +32,25 @@ const adminView = (a: StoredAdmin) => ({
   updated: isoTime(a.updatedAt),
 });
 
+/** The administrator's entity tag: the account's incarnation and the administrator's state. */
+const adminTag = (a: StoredAdmin) =>
+  stateTag(a.accountUid, [a.login, a.role, a.credentialStamp, new Date(a.updatedAt).getTime()]);
+
 function noAdmin(login: string) {
   return errors.notFound(`No admin '${login}' in this account`);
 }
 
 export function addAccountAdminRoutes(router: Router, deps: AdminRouteDeps): void {
-  const accountUid = async (ctx: Context) =>
-    deps.meta.accountUid(await requireAccount(deps, nameParam(ctx, "account"), ctx));
+  const accountUid = (ctx: Context) => requireAccountUid(deps, nameParam(ctx, "account"), ctx);
+  /**
+   * Runs a change of the account's administrators holding the lease that the
+   * account's deletion takes too, once the account is still incarnation `uid`.
+   */
+  const holdAdmins = <T>(account: string, uid: string, work: () => Promise<T>) =>
+    deps.leases.hold(`admins:${uid}`, async () => {
+      await requireAccountIncarnation(deps.meta, account, uid);
+      return work();
+    });
   /** The account's admins may not leave it without one. */
   const keepAnAdmin = async (ctx: Context, uid: string, login: string, role: AdminRole | null) => {
     if (callerOf(ctx).kind === "operator") return;
@@ -53,12 +67,14 @@ export function addAccountAdminRoutes(router: Router, deps: AdminRouteDeps): voi
     const login = loginParam(ctx, "login");
     const admin = await deps.admins.get(uid, login);
     if (!admin) throw noAdmin(login);
+    ctx.set("ETag", etag(adminTag(admin)));
     ctx.body = adminView(admin);
   });
 
   router.put("/accounts/:account/admins/:login", async (ctx) => {
     const account = nameParam(ctx, "account");
     const login = loginParam(ctx, "login");
+    const precondition = parseIfMatch(ctx.get("if-match"));
     const body = parseBody(adminBody, await readJsonBody(ctx, deps.maxBodyBytes));
     const uid = await accountUid(ctx);
     noteAudit(ctx, {
@@ -73,8 +89,9 @@ export function addAccountAdminRoutes(router: Router, deps: AdminRouteDeps): voi
         credentialStamp: newCredentialStamp(),
       };
     }
-    const { created, admin } = await deps.leases.hold(`admins:${uid}`, async () => {
+    const { created, admin } = await holdAdmins(account, uid, async () => {
       const existing = await deps.admins.get(uid, login);
+      checkIfMatch(precondition, existing ? adminTag(existing) : undefined, `Admin '${login}'`);
       const credentials = newPassword ?? existing;
       if (!credentials) throw errors.malformed("'password' is required to create an admin");
       await keepAnAdmin(ctx, uid, login, body.role);
@@ -97,15 +114,19 @@ export function addAccountAdminRoutes(router: Router, deps: AdminRouteDeps): voi
     });
     if (!admin) throw noAdmin(login);
     ctx.status = created ? 201 : 200;
+    ctx.set("ETag", etag(adminTag(admin)));
     ctx.body = adminView(admin);
   });
 
   router.delete("/accounts/:account/admins/:login", async (ctx) => {
     const login = loginParam(ctx, "login");
+    const precondition = parseIfMatch(ctx.get("if-match"));
     const uid = await accountUid(ctx);
     noteAudit(ctx, { summary: `admin '${login}' deleted` });
-    await deps.leases.hold(`admins:${uid}`, async () => {
-      if (!(await deps.admins.get(uid, login))) throw noAdmin(login);
+    await holdAdmins(nameParam(ctx, "account"), uid, async () => {
+      const existing = await deps.admins.get(uid, login);
+      if (!existing) throw noAdmin(login);
+      checkIfMatch(precondition, adminTag(existing), `Admin '${login}'`);
       await keepAnAdmin(ctx, uid, login, null);
       await deps.admins.delete(uid, login);
     });

@@ -1,8 +1,10 @@
 /** What the admin API's routes of the data service are built from, and the look-ups they share. */
 import type { Context } from "koa";
 import { type AuditSink, noteAudit } from "../../../../../shared/admin-access/audit.ts";
+import { callerOf } from "../../../../../shared/admin-access/gate.ts";
 import { errors } from "../../../../../shared/errors.ts";
 import type { AccountRateLimitStore } from "../../../../../shared/rate-limits/request-limits.ts";
+import type { KeyStore } from "../../../../../shared/keys/key-store.ts";
 import type { PasswordHasher } from "../../credentials/passwords.ts";
 import type { DefinitionChecks, ProjectChangeDeps } from "../../domain/project-changes.ts";
 import type { ProjectModel } from "../../domain/project-model.ts";
@@ -13,10 +15,14 @@ import type { AccountDoc, MetaStore, StoredProject } from "../../store/meta-stor
 import type { ProjectCache } from "../../store/project-cache.ts";
 import type { RevisionStore } from "../../store/revision-store.ts";
 import type { TenantStore } from "../../store/tenant-store.ts";
+import type { UserStore } from "../../store/user-store.ts";
 
 export interface AdminRouteDeps extends DefinitionChecks, ProjectChangeDeps {
   meta: MetaStore;
   admins: AdminStore;
+  users: UserStore;
+  /** API key records: a deleted project's keys are removed with it. */
+  keyStore: KeyStore;
   revisions: RevisionStore;
   audit: AuditStore;
   auditTrail: AuditSink;
@@ -33,7 +39,9 @@ export interface AdminRouteDeps extends DefinitionChecks, ProjectChangeDeps {
 /**
  * The account, else 404. Given the request, it also notes the account's
  * incarnation for the request's audit entry, so that the audit trail does not
- * read the account again.
+ * read the account again; and an administrator of an earlier incarnation (a
+ * request that passed the admin gate before the account was deleted and
+ * created again) finds no account.
  */
 export async function requireAccount(
   deps: Pick<AdminRouteDeps, "meta">,
@@ -42,8 +50,22 @@ export async function requireAccount(
 ): Promise<AccountDoc> {
   const doc = await deps.meta.getAccount(account);
   if (!doc) throw errors.noAccount(account);
-  if (ctx) noteAudit(ctx, { accountUid: deps.meta.accountUid(doc) });
+  if (ctx) {
+    const uid = deps.meta.accountUid(doc);
+    const caller = callerOf(ctx);
+    if (caller.kind === "admin" && caller.accountUid !== uid) throw errors.noAccount(account);
+    noteAudit(ctx, { accountUid: uid });
+  }
   return doc;
+}
+
+/** The account's current incarnation id (requireAccount's checks included). */
+export async function requireAccountUid(
+  deps: Pick<AdminRouteDeps, "meta">,
+  account: string,
+  ctx: Context,
+): Promise<string> {
+  return deps.meta.accountUid(await requireAccount(deps, account, ctx));
 }
 
 /** The project, after its account (an absent account answers as such, whatever is asked of it). */

@@ -2,7 +2,8 @@
  * Projects: their definitions (every accepted one kept as a revision, with who
  * stored it, when and what changed), dry runs that answer the change without
  * making it, rollback to an earlier revision, and `ETag`/`If-Match` on the
- * revision so that a change made against a stale copy fails with 412.
+ * project's incarnation and revision so that a change (or deletion) made
+ * against a stale copy fails with 412.
  */
 import type Router from "@koa/router";
 import type { Context } from "koa";
@@ -10,19 +11,24 @@ import { z } from "zod";
 import { actorOf, noteAudit } from "../../../../../shared/admin-access/audit.ts";
 import { callerOf } from "../../../../../shared/admin-access/gate.ts";
 import { errors } from "../../../../../shared/errors.ts";
+import { etag, parseIfMatch } from "../../../../../shared/http/if-match.ts";
 import { readJsonBody } from "../../../../../shared/http/json-body.ts";
 import { parseBody } from "../../../../../shared/http/parse-body.ts";
 import type { RequestState } from "../../../../../shared/http/request-context.ts";
+import { deleteProject } from "../../domain/deletions.ts";
 import {
   type AppliedChange,
   applyProjectChange,
   checkDefinition,
+  checkPrecondition,
+  holdProject,
   previewProjectChange,
+  projectTag,
+  requireAccountIncarnation,
 } from "../../domain/project-changes.ts";
 import { intParam, parseQueryString, single } from "../../domain/query-params.ts";
 import type { StoredRevision } from "../../store/revision-store.ts";
-import { type AdminRouteDeps, isoTime, requireAccount, requireProject } from "./deps.ts";
-import { parseIfMatch, revisionETag } from "./if-match.ts";
+import { type AdminRouteDeps, isoTime, requireAccount, requireAccountUid, requireProject } from "./deps.ts";
 import { page, pageSize } from "./paging.ts";
 import { booleanParam, nameParam, revisionParam } from "./params.ts";
 
@@ -42,7 +48,7 @@ export function addProjectRoutes(router: Router, deps: AdminRouteDeps): void {
   });
   const answerApplied = (ctx: Context, project: string, applied: AppliedChange) => {
     noteAudit(ctx, { summary: applied.summary });
-    ctx.set("ETag", revisionETag(applied.revision));
+    ctx.set("ETag", etag(projectTag(applied)));
     ctx.status = applied.created ? 201 : 200;
     ctx.body = { name: project, revision: applied.revision, summary: applied.summary };
   };
@@ -60,7 +66,7 @@ export function addProjectRoutes(router: Router, deps: AdminRouteDeps): void {
   router.get("/accounts/:account/projects/:project", async (ctx) => {
     const { account, project } = where(ctx);
     const stored = await requireProject(deps, account, project, ctx);
-    ctx.set("ETag", revisionETag(stored.revision));
+    ctx.set("ETag", etag(projectTag(stored)));
     ctx.body = { name: stored.name, revision: stored.revision, definition: stored.definition };
   });
 
@@ -70,16 +76,17 @@ export function addProjectRoutes(router: Router, deps: AdminRouteDeps): void {
     if (dryRun) noteAudit(ctx, { skip: true });
     const precondition = parseIfMatch(ctx.get("if-match"));
     const input = await readJsonBody(ctx, deps.maxBodyBytes);
-    await requireAccount(deps, account, ctx);
+    const accountUid = await requireAccountUid(deps, account, ctx);
     const definition = checkDefinition(input, { account, project }, deps);
     if (dryRun) {
       const preview = await previewProjectChange(deps.meta, { account, project, definition, precondition });
-      if (preview.currentRevision !== undefined) ctx.set("ETag", revisionETag(preview.currentRevision));
+      if (preview.current) ctx.set("ETag", etag(projectTag(preview.current)));
       ctx.body = preview.diff;
       return;
     }
     const applied = await applyProjectChange(deps, {
       account,
+      accountUid,
       project,
       definition,
       precondition,
@@ -91,16 +98,15 @@ export function addProjectRoutes(router: Router, deps: AdminRouteDeps): void {
 
   router.delete("/accounts/:account/projects/:project", async (ctx) => {
     const { account, project } = where(ctx);
-    await requireAccount(deps, account, ctx);
+    const precondition = parseIfMatch(ctx.get("if-match"));
+    const accountUid = await requireAccountUid(deps, account, ctx);
     noteAudit(ctx, { summary: "project deleted" });
-    await deps.leases.hold(`project:${account}/${project}`, async () => {
+    await holdProject(deps, account, project, async () => {
+      await requireAccountIncarnation(deps.meta, account, accountUid);
       const stored = await deps.meta.getProjectWithStorage(account, project);
       if (!stored) throw errors.notFound(`No project '${project}' in account '${account}'`);
-      await deps.meta.recordDeletedStorage({ account, project, ...stored.storage });
-      await deps.meta.deleteProject(account, project);
-      await deps.projects.changed(account, project);
-      await deps.revisions.deleteProject(account, project);
-      await deps.tenants.dropProjectStorage(stored.storage);
+      checkPrecondition(precondition, stored);
+      await deleteProject(deps, stored);
     });
     ctx.body = { name: project, deleted: true };
   });
@@ -127,7 +133,7 @@ export function addProjectRoutes(router: Router, deps: AdminRouteDeps): void {
     const stored = await requireProject(deps, account, project, ctx);
     const revision = number <= stored.revision ? await deps.revisions.get(stored.uid, number) : null;
     if (!revision) throw errors.notFound(`No revision ${number} of project '${project}'`);
-    ctx.set("ETag", revisionETag(revision.revision));
+    ctx.set("ETag", etag(projectTag({ uid: stored.uid, revision: revision.revision })));
     ctx.body = { ...revisionView(revision), definition: revision.definition };
   });
 
@@ -135,6 +141,7 @@ export function addProjectRoutes(router: Router, deps: AdminRouteDeps): void {
     const { account, project } = where(ctx);
     const precondition = parseIfMatch(ctx.get("if-match"));
     const body = parseBody(rollbackBody, await readJsonBody(ctx, deps.maxBodyBytes));
+    const accountUid = await requireAccountUid(deps, account, ctx);
     const stored = await requireProject(deps, account, project, ctx);
     noteAudit(ctx, { summary: `rollback to revision ${body.revision}` });
     const target =
@@ -144,6 +151,7 @@ export function addProjectRoutes(router: Router, deps: AdminRouteDeps): void {
     const definition = checkDefinition(target.definition, { account, project }, deps);
     const applied = await applyProjectChange(deps, {
       account,
+      accountUid,
       project,
       definition,
       precondition,

@@ -1,13 +1,23 @@
-/** A project's built-in users (the built-in provider's accounts). Passwords are never answered. */
+/**
+ * A project's built-in users (the built-in provider's accounts). Passwords are
+ * never answered. Users belong to the project's incarnation: a change is made
+ * holding the project's lease (which its deletion takes too) and only while the
+ * project is still the one the request found. A user's `ETag` names the
+ * project's incarnation and the user's state; PUT and DELETE honour `If-Match`.
+ */
 import type Router from "@koa/router";
+import type { Context } from "koa";
 import { z } from "zod";
 import { noteAudit } from "../../../../../shared/admin-access/audit.ts";
 import { errors } from "../../../../../shared/errors.ts";
+import { checkIfMatch, etag, parseIfMatch, stateTag } from "../../../../../shared/http/if-match.ts";
 import { readJsonBody } from "../../../../../shared/http/json-body.ts";
 import { parseBody } from "../../../../../shared/http/parse-body.ts";
+import { holdProject } from "../../domain/project-changes.ts";
 import { keyLifetimeSecondsSchema } from "../../domain/project-definition.ts";
-import type { StoredUser } from "../../store/meta-store.ts";
-import { type AdminRouteDeps, requireAccount, requireProject } from "./deps.ts";
+import type { StoredProject } from "../../store/meta-store.ts";
+import type { StoredUser } from "../../store/user-store.ts";
+import { type AdminRouteDeps, requireProject } from "./deps.ts";
 import { loginParam, nameParam } from "./params.ts";
 
 const userBody = z.strictObject({
@@ -24,27 +34,38 @@ const userView = (u: Omit<StoredUser, "passwordHash">) => ({
   keyLifetimeSeconds: u.keyLifetimeSeconds ?? null,
 });
 
+/** The user's entity tag: its project's incarnation and everything stored of it (a new password: a new salt). */
+const userTag = (project: StoredProject, u: StoredUser) =>
+  stateTag(project.uid, [u.username, u.passwordHash, u.roles, u.globals, u.keyLifetimeSeconds ?? null]);
+
 export function addUserRoutes(router: Router, deps: AdminRouteDeps): void {
+  const project = (ctx: Context) =>
+    requireProject(deps, nameParam(ctx, "account"), nameParam(ctx, "project"), ctx);
+  /** Runs a change of the project's users holding its lease, once it is still the incarnation `stored`. */
+  const holdUsers = <T>(stored: StoredProject, work: () => Promise<T>) =>
+    holdProject(deps, stored.account, stored.name, async () => {
+      const now = await deps.meta.getProject(stored.account, stored.name);
+      if (now?.uid !== stored.uid) {
+        throw errors.notFound(`No project '${stored.name}' in account '${stored.account}'`);
+      }
+      return work();
+    });
+
   router.get("/accounts/:account/projects/:project/users", async (ctx) => {
-    const account = nameParam(ctx, "account");
-    const project = nameParam(ctx, "project");
-    await requireProject(deps, account, project, ctx);
-    ctx.body = (await deps.meta.listUsers(account, project)).map(userView);
+    ctx.body = (await deps.users.list(await project(ctx))).map(userView);
   });
   router.get("/accounts/:account/projects/:project/users/:username", async (ctx) => {
-    const account = nameParam(ctx, "account");
-    const project = nameParam(ctx, "project");
-    await requireAccount(deps, account, ctx);
-    const user = await deps.meta.getUser(account, project, loginParam(ctx, "username"));
+    const stored = await project(ctx);
+    const user = await deps.users.get(stored, loginParam(ctx, "username"));
     if (!user) throw errors.notFound("No such user");
+    ctx.set("ETag", etag(userTag(stored, user)));
     ctx.body = userView(user);
   });
   router.put("/accounts/:account/projects/:project/users/:username", async (ctx) => {
-    const account = nameParam(ctx, "account");
-    const project = nameParam(ctx, "project");
     const username = loginParam(ctx, "username");
+    const precondition = parseIfMatch(ctx.get("if-match"));
     const body = parseBody(userBody, await readJsonBody(ctx, deps.maxBodyBytes));
-    const stored = await requireProject(deps, account, project, ctx);
+    const stored = await project(ctx);
     noteAudit(ctx, { summary: `user '${username}' with roles [${body.roles.join(", ")}]` });
     const definition = stored.definition as { roles?: Record<string, unknown> };
     const unknown = body.roles.filter((r) => !Object.hasOwn(definition.roles ?? {}, r));
@@ -57,23 +78,30 @@ export function addUserRoutes(router: Router, deps: AdminRouteDeps): void {
       globals: body.globals ?? {},
       keyLifetimeSeconds: body.keyLifetimeSeconds,
     };
-    const created = await deps.meta.putUser(account, project, {
-      ...user,
-      passwordHash: await deps.hasher.hash(body.password),
+    const written = { ...user, passwordHash: await deps.hasher.hash(body.password) };
+    const created = await holdUsers(stored, async () => {
+      const existing = await deps.users.get(stored, username);
+      checkIfMatch(precondition, existing ? userTag(stored, existing) : undefined, `User '${username}'`);
+      return deps.users.put(stored, written);
     });
     noteAudit(ctx, {
       summary: `user '${username}' ${created ? "created" : "updated"} with roles [${body.roles.join(", ")}]`,
     });
     ctx.status = created ? 201 : 200;
+    ctx.set("ETag", etag(userTag(stored, written)));
     ctx.body = userView(user);
   });
   router.delete("/accounts/:account/projects/:project/users/:username", async (ctx) => {
-    const account = nameParam(ctx, "account");
-    const project = nameParam(ctx, "project");
     const username = loginParam(ctx, "username");
-    await requireAccount(deps, account, ctx);
+    const precondition = parseIfMatch(ctx.get("if-match"));
+    const stored = await project(ctx);
     noteAudit(ctx, { summary: `user '${username}' deleted` });
-    if (!(await deps.meta.deleteUser(account, project, username))) throw errors.notFound("No such user");
+    await holdUsers(stored, async () => {
+      const existing = await deps.users.get(stored, username);
+      if (!existing) throw errors.notFound("No such user");
+      checkIfMatch(precondition, userTag(stored, existing), `User '${username}'`);
+      await deps.users.delete(stored, username);
+    });
     ctx.body = { username, deleted: true };
   });
 }
