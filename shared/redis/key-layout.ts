@@ -50,6 +50,11 @@ export function sequenceKey(prefix: string, database: string): string {
   return `${prefix}seq:${database}`;
 }
 
+/** The audit trail's last sequence number known to be stored (a starting point for writers, not the truth). */
+export function auditHeadKey(prefix: string): string {
+  return `${prefix}audit-head`;
+}
+
 export function leaseKey(prefix: string, name: string): string {
   return `${prefix}lease:${name}`;
 }

@@ -12,7 +12,7 @@ import type { AdminCallerDeps } from "../../../../shared/admin-access/caller.ts"
 import { adminGate } from "../../../../shared/admin-access/gate.ts";
 import { errors } from "../../../../shared/errors.ts";
 import { readJsonBody } from "../../../../shared/http/json-body.ts";
-import type { RequestState } from "../../../../shared/http/request-context.ts";
+import { hidePath, type RequestState } from "../../../../shared/http/request-context.ts";
 import { isValidName } from "../../../../shared/names.ts";
 import type { DataServiceClient } from "../clients/data-service-client.ts";
 import { createManualKey, keyView, type ManualKeyDeps } from "../domain/manual-keys.ts";
@@ -54,11 +54,15 @@ export function apikeyRouter(deps: ApikeyRouteDeps): Router {
     ctx.body = (await deps.keys.list(account, project)).map((r) => keyView(r, now));
   });
   router.delete("/:id", async (ctx) => {
+    // What names no key may be a key's value sent by mistake: logs and the audit never show it.
+    const named = ctx.path;
+    hidePath(ctx, `${named.slice(0, named.lastIndexOf("/") + 1)}(not a key id)`);
     const { account, project } = await scope(ctx, deps);
     const id = ctx.params.id ?? "";
-    noteAudit(ctx, { summary: `key ${id} deleted` });
     if (!(await deps.keys.deleteById(account, project, id)))
       throw errors.notFound("No such API key in this project");
+    hidePath(ctx, named);
+    noteAudit(ctx, { summary: `key ${id} deleted` });
     ctx.body = { id, deleted: true };
   });
   return router;
