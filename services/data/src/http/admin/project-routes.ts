@@ -2,7 +2,8 @@
  * Projects: their definitions (every accepted one kept as a revision, with who
  * stored it, when and what changed), dry runs that answer the change without
  * making it, rollback to an earlier revision, and `ETag`/`If-Match` on the
- * revision so that a change made against a stale copy fails with 412.
+ * revision so that a change made against a stale copy fails with 412. Secret
+ * fields are answered masked (domain/definition-secrets.ts).
  */
 import type Router from "@koa/router";
 import type { Context } from "koa";
@@ -13,6 +14,7 @@ import { errors } from "../../../../../shared/errors.ts";
 import { readJsonBody } from "../../../../../shared/http/json-body.ts";
 import { parseBody } from "../../../../../shared/http/parse-body.ts";
 import type { RequestState } from "../../../../../shared/http/request-context.ts";
+import { maskSecrets } from "../../domain/definition-secrets.ts";
 import {
   type AppliedChange,
   applyProjectChange,
@@ -61,7 +63,7 @@ export function addProjectRoutes(router: Router, deps: AdminRouteDeps): void {
     const { account, project } = where(ctx);
     const stored = await requireProject(deps, account, project, ctx);
     ctx.set("ETag", revisionETag(stored.revision));
-    ctx.body = { name: stored.name, revision: stored.revision, definition: stored.definition };
+    ctx.body = { name: stored.name, revision: stored.revision, definition: maskSecrets(stored.definition) };
   });
 
   router.put("/accounts/:account/projects/:project", async (ctx) => {
@@ -128,7 +130,7 @@ export function addProjectRoutes(router: Router, deps: AdminRouteDeps): void {
     const revision = number <= stored.revision ? await deps.revisions.get(stored.uid, number) : null;
     if (!revision) throw errors.notFound(`No revision ${number} of project '${project}'`);
     ctx.set("ETag", revisionETag(revision.revision));
-    ctx.body = { ...revisionView(revision), definition: revision.definition };
+    ctx.body = { ...revisionView(revision), definition: maskSecrets(revision.definition) };
   });
 
   router.post("/accounts/:account/projects/:project/rollback", async (ctx) => {
