@@ -82,6 +82,8 @@ export class AuditStore {
   readonly #raiseHead: Script;
   /** This process's appends, one at a time in report order. */
   #queue: Promise<unknown> = Promise.resolve();
+  /** Inserts that failed so far (other than by a taken id). */
+  #failures = 0;
 
   constructor(
     connection: Connection,
@@ -116,7 +118,17 @@ export class AuditStore {
 
   /** Stores an entry under the next id of the sequence (see the module's comment). */
   append(entry: NewEntry): Promise<void> {
-    const appended = this.#queue.then(() => this.#insert({ at: new Date(this.#now()), ...entry }));
+    const failures = this.#failures;
+    const appended = this.#queue.then(async () => {
+      // Entries that waited behind a failed insert fail with it rather than each wait out the store.
+      if (this.#failures !== failures) throw new Error("The audit store failed while the entry waited");
+      try {
+        await this.#insert({ at: new Date(this.#now()), ...entry });
+      } catch (err) {
+        this.#failures += 1;
+        throw err;
+      }
+    });
     this.#queue = appended.catch(() => {});
     return appended;
   }
