@@ -101,6 +101,14 @@ describe("secrets in definitions are write-only", () => {
     expect((await login("********")).status).to.equal(401);
   });
 
+  it("keeps the stored secret when only the secret comes back masked", async () => {
+    const r = await operator.send("PUT", "/accounts/acme/projects/p", secretWordProject("********"));
+    expect(r.status, JSON.stringify(r.body)).to.equal(200);
+    expect(r.body.summary).to.equal("no changes");
+    expect((await login("second-secret-word")).status).to.equal(200);
+    expect((await login("********")).status).to.equal(401);
+  });
+
   it("rotates a secret sent anew, keeping the other masked values", async () => {
     const current = await operator.send("GET", "/accounts/acme/projects/p");
     const definition = current.body.definition;
