@@ -1,9 +1,12 @@
 /**
  * Structured JSON logging (pino). Secrets never reach a log line: keys, passwords,
- * Authorization headers and `auth` query parameters are redacted here, once.
+ * Authorization headers and `auth` query parameters are redacted here, once, and
+ * so is anything shaped like a generated key wherever it stands (a key pasted
+ * into a path, say).
  * Errors are logged through shared/loggable-error.ts (never their message).
  */
 import { type DestinationStream, type Logger, pino } from "pino";
+import { redactKeys } from "./keys/key-format.ts";
 
 export type { Logger };
 
@@ -29,6 +32,7 @@ export function createLogger(service: string, level: string, destination?: Desti
     base: { service },
     redact: { paths: redactPaths, censor: "[redacted]" },
     timestamp: pino.stdTimeFunctions.isoTime,
+    hooks: { streamWrite: redactKeys },
   };
   return destination ? pino(options, destination) : pino(options);
 }

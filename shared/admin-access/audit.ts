@@ -2,13 +2,14 @@
  * The audit trail of admin changes: every request that could change something
  * (any method but GET/HEAD/OPTIONS) of a caller allowed to address the account
  * is reported once it is answered — who, what (method, path and the handler's
- * short summary), the outcome status and the request id. Summaries are written
+ * short summary), the outcome status and the request id the service stamped
+ * (and the client's X-Request-Id apart from it). Summaries are written
  * by the handlers and never hold a password or a key value. A report that cannot
  * be stored is logged and does not change the answer (the change was made).
  */
 import type { Context } from "koa";
 import { ApiError } from "../errors.ts";
-import type { RequestState } from "../http/request-context.ts";
+import { type RequestState, shownPath } from "../http/request-context.ts";
 import type { AdminRole } from "../keys/key-record.ts";
 import { loggableError } from "../loggable-error.ts";
 import type { Logger } from "../logger.ts";
@@ -35,7 +36,10 @@ export interface AuditReport {
   status: number;
   /** The error's code when the change was refused. */
   errorCode?: number;
+  /** The id the service stamped on the request (never the client's). */
   requestId: string;
+  /** The X-Request-Id the request came with, if any (chosen by whoever sent it). */
+  clientRequestId?: string;
 }
 
 export interface AuditSink {
@@ -104,11 +108,12 @@ export async function audited(
       accountUid: state.audit?.accountUid,
       actor: actorOf(caller),
       method: ctx.method,
-      path: clipped(ctx.path, MAX_PATH),
+      path: clipped(shownPath(ctx), MAX_PATH),
       summary: clipped(state.audit?.summary ?? "", MAX_SUMMARY),
       status,
       requestId: state.requestId,
     };
+    if (state.clientRequestId !== undefined) report.clientRequestId = state.clientRequestId;
     if (failure !== undefined) report.errorCode = apiError?.errorCode ?? 5001;
     await appendAudit(sink, report, state.log);
   }

@@ -127,5 +127,6 @@ export const auditReportBodySchema = z.strictObject({
   status: z.number().int().min(100).max(599),
   errorCode: z.number().int().optional(),
   requestId: z.string().min(1).max(64),
+  clientRequestId: z.string().min(1).max(64).optional(),
 });
 export type AuditReportBody = z.infer<typeof auditReportBodySchema>;

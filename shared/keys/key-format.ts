@@ -11,6 +11,17 @@ export function generateKey(): string {
   return KEY_PREFIX + randomBytes(24).toString("base64url");
 }
 
+/** A generated key's value wherever it stands in a text (the prefix, then at least 16 of its characters). */
+const GENERATED_KEY = new RegExp(`${KEY_PREFIX}[A-Za-z0-9_-]{16,}`, "g");
+
+/**
+ * The text with every generated key's value in it replaced: what goes into a log
+ * line or an audit entry (a key pasted where an id or a name belongs).
+ */
+export function redactKeys(text: string): string {
+  return text.replace(GENERATED_KEY, `${KEY_PREFIX}[redacted]`);
+}
+
 export function hashKey(key: string): string {
   return createHash("sha256").update(key, "utf8").digest("hex");
 }

@@ -68,6 +68,11 @@ export function rateLimitBucketKey(prefix: string, account: string, bucket: stri
   return `${prefix}rate:{${account}}:${bucket}`;
 }
 
+/** The audit trail's last sequence number known to be stored (a starting point for writers, not the truth). */
+export function auditHeadKey(prefix: string): string {
+  return `${prefix}audit-head`;
+}
+
 export function leaseKey(prefix: string, name: string): string {
   return `${prefix}lease:${name}`;
 }

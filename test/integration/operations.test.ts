@@ -130,18 +130,21 @@ describe("operations", () => {
     });
     after(() => platform.close());
 
-    it("propagates the request id from the gateway through auth to the data service", async () => {
+    it("stamps its own request id and logs the client's beside it, from auth through to the data service", async () => {
       const r = await call(platform.baseUrl, "POST", "/rest/acme/demo/v1/@authentication", {
         body: { username: "alice", password: "s3cret-password" },
         headers: { "x-request-id": "trace-me-123" },
       });
       expect(r.status).to.equal(200);
-      expect(r.headers.get("x-request-id")).to.equal("trace-me-123");
-      const services = lines
-        .map((l) => JSON.parse(l))
-        .filter((l) => l.requestId === "trace-me-123")
-        .map((l) => l.service);
-      expect(services).to.include.members(["auth", "data"]);
+      const stamped = r.headers.get("x-request-id");
+      expect(stamped).to.match(/^[0-9a-f-]{36}$/);
+      const logged = lines.map((l) => JSON.parse(l));
+      const auth = logged.filter((l) => l.requestId === stamped);
+      expect(auth.map((l) => l.service)).to.include("auth");
+      for (const l of auth) expect(l.clientRequestId).to.equal("trace-me-123");
+      // The data service's lines of the auth service's calls name that request as their client's.
+      const data = logged.filter((l) => l.clientRequestId === stamped).map((l) => l.service);
+      expect(data).to.include("data");
     });
 
     it("never logs a key, a password, an Authorization header or an auth parameter", async () => {

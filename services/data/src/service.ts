@@ -95,7 +95,10 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
   const meta = new MetaStore(connection, config.QUERY_TIMEOUT_MS, new StorageNames(config.TENANT_DB_PREFIX));
   const admins = new AdminStore(connection, config.QUERY_TIMEOUT_MS);
   const users = new UserStore(connection, config.QUERY_TIMEOUT_MS);
-  const audit = new AuditStore(connection, config.QUERY_TIMEOUT_MS);
+  const audit = new AuditStore(connection, config.QUERY_TIMEOUT_MS, {
+    client: redis,
+    prefix: config.REDIS_PREFIX,
+  });
   const tenants = new TenantStore(
     connection.getClient(),
     config.QUERY_TIMEOUT_MS,

@@ -103,6 +103,7 @@ describe("audit trail", () => {
     expect(entries[4]!.errorCode).to.equal(4001);
     expect(entries[8]!.errorCode).to.equal(4031);
     expect(entries[3]!.requestId).to.equal(put.headers.get("x-request-id"));
+    expect(entries[3]!.clientRequestId, "the gateway's").to.be.a("string");
     expect(entries[6]!.requestId).to.equal(key.headers.get("x-request-id"));
     for (const e of entries) {
       expect(e.account).to.equal("acme");
@@ -171,17 +172,32 @@ describe("audit trail", () => {
 
   it("records a change whatever the length of what it names, shortened", async () => {
     await operator.putAccount("lengthy");
-    await operator.putProject("lengthy", "demo", demoProject());
-    const id = "k".repeat(1500);
-    const r = await operator.send("DELETE", `/accounts/lengthy/projects/demo/apikeys/${id}`);
-    expect(r.status).to.equal(404);
+    const roles = Array.from({ length: 8 }, (_, i) => `${"r".repeat(95)}-${i}`);
+    const definition = demoProject();
+    for (const role of roles) (definition.roles as Record<string, unknown>)[role] = { tables: {} };
+    expect((await operator.putProject("lengthy", "demo", definition)).status).to.equal(201);
+    const user = await operator.putUser("lengthy", "demo", "many", { password: "many-password", roles });
+    expect(user.status, JSON.stringify(user.body)).to.equal(201);
+    const long = await operator.send("DELETE", `/accounts/lengthy/projects/demo/users/${"t".repeat(1500)}`);
+    expect(long.status).to.equal(400);
     const entries = await readAll(operator, "/accounts/lengthy/audit");
-    const entry = entries.find((e) => e.method === "DELETE")!;
-    expect(entry, "the key deletion's entry").to.not.equal(undefined);
-    expect(entry.status).to.equal(404);
-    expect(entry.summary.length).to.be.at.most(500);
-    expect(entry.summary).to.match(/^key k+…$/);
-    expect(entry.path.length).to.be.at.most(1000);
+    const created = entries.find((e) => e.path.endsWith("/users/many"))!;
+    expect(created.summary.length).to.equal(500);
+    expect(created.summary).to.match(/^user 'many' created with roles \[r+-0, .*…$/);
+    const refused = entries.find((e) => e.method === "DELETE")!;
+    expect(refused.status).to.equal(400);
+    expect(refused.path).to.have.length(1000);
+    expect(refused.path).to.match(/\/t+…$/);
+  });
+
+  it("never records what a key deletion names unless it is the id of one of the project's keys", async () => {
+    await operator.putAccount("keyed");
+    await operator.putProject("keyed", "demo", demoProject());
+    const r = await operator.send("DELETE", "/accounts/keyed/projects/demo/apikeys/maybe-a-key-value");
+    expect(r.status).to.equal(404);
+    const entry = (await readAll(operator, "/accounts/keyed/audit")).find((e) => e.method === "DELETE")!;
+    expect(entry.path).to.equal("/admin/v1/accounts/keyed/projects/demo/apikeys/(not a key id)");
+    expect(entry.summary).to.equal("");
   });
 
   it("does not record reads, nor requests refused before the caller is known or for another account", async () => {

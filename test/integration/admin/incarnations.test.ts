@@ -128,7 +128,8 @@ describe("identity by incarnation", function () {
       revisions: await revisions.revisions.countDocuments({ account, projectUid: { $nin: uids } }).exec(),
       admins: await admins.admins.countDocuments({ account, accountUid: { $ne: liveUid } }).exec(),
       projects: await meta.projects.countDocuments({ account, uid: { $nin: uids } }).exec(),
-      keys: (await keyStore.list(account, "p", Date.now())).filter((k) => !uids.includes(k.projectUid)).length,
+      keys: (await keyStore.list(account, "p", Date.now())).filter((k) => !uids.includes(k.projectUid))
+        .length,
     };
     expect(leftovers).to.deep.equal({ users: 0, revisions: 0, admins: 0, projects: 0, keys: 0 });
   }

@@ -392,6 +392,28 @@ describe("console in Chromium", function () {
       await page.getByRole("button", { name: "Log in" }).click();
       await page.getByRole("heading", { name: "Data: acme / gate / v1" }).waitFor();
     });
+
+    it("applies a provider's definition as loaded: its masked config keeps the stored secret", async () => {
+      await nav(page, "Projects").click();
+      await page.getByRole("link", { name: "gate" }).click();
+      await page.getByRole("heading", { name: /gate · revision 1/ }).waitFor();
+      const text = await page.getByLabel("Definition (JSON)").inputValue();
+      expect(text).to.contain('"secretWord": "********"');
+      expect(JSON.parse(text).authentication.config).to.deep.equal({
+        secretWord: "********",
+        prompt: "********",
+        roles: "********",
+      });
+      await page.getByRole("button", { name: "Check changes (dry run)" }).click();
+      await page.getByRole("region", { name: "What would change" }).getByText("no changes").waitFor();
+      await page.getByRole("button", { name: /^Apply/ }).click();
+      await page.getByRole("heading", { name: /gate · revision 2/ }).waitFor();
+      const login = await projectClient(platform.baseUrl, "acme", "gate").login({
+        username: "visitor",
+        password: "Tessera",
+      });
+      expect(login.status, JSON.stringify(login.body)).to.equal(200);
+    });
   });
 
   describe("definition history and audit", () => {

@@ -17,7 +17,7 @@ import { adminGate, callerOf } from "../../../../shared/admin-access/gate.ts";
 import { errors } from "../../../../shared/errors.ts";
 import { checkIfMatch, etag, parseIfMatch, stateTag } from "../../../../shared/http/if-match.ts";
 import { readJsonBody } from "../../../../shared/http/json-body.ts";
-import type { RequestState } from "../../../../shared/http/request-context.ts";
+import { hidePath, type RequestState } from "../../../../shared/http/request-context.ts";
 import type { KeyRecord } from "../../../../shared/keys/key-record.ts";
 import { isNameOf, isValidName } from "../../../../shared/names.ts";
 import type { DataServiceClient } from "../clients/data-service-client.ts";
@@ -78,15 +78,19 @@ export function apikeyRouter(deps: ApikeyRouteDeps): Router {
   });
   router.delete("/:id", async (ctx) => {
     const precondition = parseIfMatch(ctx.get("if-match"));
+    // What names no key may be a key's value sent by mistake: logs and the audit never show it.
+    const named = ctx.path;
+    hidePath(ctx, `${named.slice(0, named.lastIndexOf("/") + 1)}(not a key id)`);
     const { account, project, settings } = await scope(ctx, deps);
     const id = ctx.params.id ?? "";
     if (!isNameOf("keyId", id)) throw errors.malformed("Not a key id: key ids are listed by GET …/apikeys");
-    noteAudit(ctx, { summary: `key ${id} deleted` });
     const record = await deps.keys.getById(account, project, id);
     if (record?.projectUid !== settings.uid) throw errors.notFound("No such API key in this project");
+    hidePath(ctx, named);
     checkIfMatch(precondition, keyTag(record), `Key ${id}`);
     if (!(await deps.keys.deleteById(account, project, id, settings.uid)))
       throw errors.notFound("No such API key in this project");
+    noteAudit(ctx, { summary: `key ${id} deleted` });
     ctx.body = { id, deleted: true };
   });
   return router;

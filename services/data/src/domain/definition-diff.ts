@@ -6,9 +6,10 @@
  * grants, rules, libraries, API versions) is diffed the same way:
  * `{added: [names], removed: [names], changed: {name: what changed}}`, with
  * empty parts left out. A changed field is `{before, after}`; a side is absent
- * when the field was not set there. Secrets are never shown: of a provider's
- * `config` only the keys that were added, removed or changed are named, and of
- * library code only its size and SHA-256 digest.
+ * when the field was not set there. Secrets are never shown: secret fields
+ * (definition-secrets.ts) are compared masked, of a provider's `config` only
+ * the keys that were added, removed or changed are named, and of library code
+ * only its size and SHA-256 digest.
  *
  * Rules have no required name, so they are matched like this: a named rule by
  * its name; an unnamed rule that derives a column by its type, table and
@@ -22,6 +23,7 @@
  */
 import { createHash } from "node:crypto";
 import { isDeepStrictEqual } from "node:util";
+import { maskSecretPair } from "./definition-secrets.ts";
 import type {
   AuthenticationDefinition,
   CustomResourceDefinition,
@@ -132,7 +134,9 @@ export interface DefinitionDiff {
   summary: string;
 }
 
-export function diffDefinitions(before: ProjectDefinition, after: ProjectDefinition): DefinitionDiff {
+export function diffDefinitions(stored: ProjectDefinition, sent: ProjectDefinition): DefinitionDiff {
+  // Secret fields compare as masks: which changed shows, never a value (definition-secrets.ts).
+  const [before, after] = maskSecretPair(stored, sent);
   const sections = pruned({
     description: valueChange(before.description, after.description),
     tables: entryChanges(before.tables, after.tables, tableChange),

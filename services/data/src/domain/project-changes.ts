@@ -3,7 +3,8 @@
  * and the way a dry run previews it: the definition is checked whole (every
  * problem in one 400), compared with the current one (definition-diff.ts, whose
  * summary the revision history and the audit show), and stored as the next
- * revision together with its history record. Changes of one project are
+ * revision together with its history record. Masked secrets in it keep the
+ * stored values (definition-secrets.ts), under the project's lease. Changes of one project are
  * serialised (a Redis lease), so a precondition on the revision (`If-Match`)
  * holds until the write: of two changes made against the same revision, one
  * fails with 412. A project belongs to one incarnation of its account, and a
@@ -19,6 +20,7 @@ import type { ProjectCache } from "../store/project-cache.ts";
 import type { RevisionStore } from "../store/revision-store.ts";
 import { type DefinitionDiff, diffDefinitions } from "./definition-diff.ts";
 import { definitionNameProblems } from "./definition-names.ts";
+import { restoreSecrets } from "./definition-secrets.ts";
 import type { Problem } from "./problems.ts";
 import {
   type ProjectDefinition,
@@ -118,6 +120,16 @@ function definitionOf(stored: StoredProject | null): ProjectDefinition {
   return parsed.ok ? parsed.definition : EMPTY_DEFINITION;
 }
 
+/**
+ * The definition with each masked secret replaced by the one stored now
+ * (definition-secrets.ts): 400/4001 when a mask has nothing stored behind it.
+ */
+function withStoredSecrets(definition: ProjectDefinition, current: StoredProject | null): ProjectDefinition {
+  const restored = restoreSecrets(definition, current?.definition);
+  if (restored.problems.length > 0) throw invalidDefinition(restored.problems);
+  return restored.definition;
+}
+
 /** What a change would do, without doing it (a dry run): the diff against the current definition. */
 export async function previewProjectChange(
   meta: MetaStore,
@@ -126,7 +138,7 @@ export async function previewProjectChange(
   const current = await meta.getProject(change.account, change.project);
   checkPrecondition(change.precondition, current ?? undefined);
   return {
-    diff: diffDefinitions(definitionOf(current), change.definition),
+    diff: diffDefinitions(definitionOf(current), withStoredSecrets(change.definition, current)),
     current: current ?? undefined,
   };
 }
@@ -143,7 +155,8 @@ export async function applyProjectChange(
       throw errors.conflict("The project was deleted or created again meanwhile; nothing was changed");
     }
     checkPrecondition(change.precondition, current ?? undefined);
-    const diff = diffDefinitions(definitionOf(current), change.definition);
+    const definition = withStoredSecrets(change.definition, current);
+    const diff = diffDefinitions(definitionOf(current), definition);
     const summary = change.describe ? change.describe(diff.summary) : diff.summary;
     if (current) await keepUnrecordedRevision(deps.revisions, current);
     const uid = current?.uid ?? randomUUID();
@@ -153,13 +166,13 @@ export async function applyProjectChange(
       project,
       projectUid: uid,
       revision,
-      definition: change.definition,
+      definition,
       by: change.by,
       at: new Date(),
       summary,
       requestId: change.requestId,
     });
-    const stored = await deps.meta.writeProject(account, project, change.definition, {
+    const stored = await deps.meta.writeProject(account, project, definition, {
       accountUid: change.accountUid,
       uid,
       revision: current?.revision ?? 0,

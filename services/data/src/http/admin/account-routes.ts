@@ -81,7 +81,10 @@ export function addAccountRoutes(router: Router, deps: AdminRouteDeps): void {
       const stored = await deps.meta.putAccount(account, body.displayName);
       const limits = body.rateLimits;
       if (limits)
-        await deps.accountRateLimits.set(account, { account: limits.account ?? null, key: limits.key ?? null });
+        await deps.accountRateLimits.set(account, {
+          account: limits.account ?? null,
+          key: limits.key ?? null,
+        });
       return stored;
     });
     const shown = body.displayName === undefined ? "no display name" : `display name '${body.displayName}'`;

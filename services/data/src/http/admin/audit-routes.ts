@@ -8,23 +8,28 @@ import type Router from "@koa/router";
 import type { Context } from "koa";
 import { errors } from "../../../../../shared/errors.ts";
 import { parseQueryString, single } from "../../domain/query-params.ts";
-import { AUDIT_ID, type AuditDoc, auditIdAt } from "../../store/audit-store.ts";
+import { type AuditCursor, type AuditDoc, isAuditId } from "../../store/audit-store.ts";
 import { type AdminRouteDeps, isoTime, requireAccount } from "./deps.ts";
 import { page, pageSize } from "./paging.ts";
 import { nameParam, optionalNameQuery } from "./params.ts";
 
 const ISO_TIME = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
 
-/** `since`: an entry's id (the entries after it) or an ISO 8601 time (the entries from then on). */
-export function auditCursor(since: string | undefined): string {
-  if (since === undefined || since === "") return "";
-  if (AUDIT_ID.test(since)) return since;
+/**
+ * `since`: an entry's id (the entries after it) or an ISO 8601 time (the entries
+ * from the first one stored then or later). Ids are the trail's sequence
+ * (store/audit-store.ts), so the entries after an id a reader has seen are all
+ * the entries it has not seen.
+ */
+export function auditCursor(since: string | undefined): AuditCursor {
+  if (since === undefined || since === "") return { after: "" };
+  if (isAuditId(since)) return { after: since };
   const withZone = /T.*(Z|[+-]\d{2}:?\d{2})$/.test(since) || !since.includes("T") ? since : `${since}Z`;
   const at = Date.parse(withZone);
   if (!ISO_TIME.test(since) || Number.isNaN(at)) {
     throw errors.malformed("Parameter 'since' must be an audit entry's id or an ISO 8601 time");
   }
-  return auditIdAt(Math.max(0, at));
+  return { from: new Date(Math.max(0, at)) };
 }
 
 const entryView = (e: AuditDoc) => ({
@@ -39,6 +44,7 @@ const entryView = (e: AuditDoc) => ({
   status: e.status,
   ...(e.errorCode === undefined || e.errorCode === null ? {} : { errorCode: e.errorCode }),
   requestId: e.requestId,
+  ...(e.clientRequestId ? { clientRequestId: e.clientRequestId } : {}),
 });
 
 /** An entry as the audit listings answer it. */

@@ -3,7 +3,8 @@
  * stored it, when and what changed), dry runs that answer the change without
  * making it, rollback to an earlier revision, and `ETag`/`If-Match` on the
  * project's incarnation and revision so that a change (or deletion) made
- * against a stale copy fails with 412.
+ * against a stale copy fails with 412. Secret fields are answered masked
+ * (domain/definition-secrets.ts).
  */
 import type Router from "@koa/router";
 import type { Context } from "koa";
@@ -15,6 +16,7 @@ import { etag, parseIfMatch } from "../../../../../shared/http/if-match.ts";
 import { readJsonBody } from "../../../../../shared/http/json-body.ts";
 import { parseBody } from "../../../../../shared/http/parse-body.ts";
 import type { RequestState } from "../../../../../shared/http/request-context.ts";
+import { maskSecrets } from "../../domain/definition-secrets.ts";
 import { deleteProject } from "../../domain/deletions.ts";
 import {
   type AppliedChange,
@@ -67,7 +69,7 @@ export function addProjectRoutes(router: Router, deps: AdminRouteDeps): void {
     const { account, project } = where(ctx);
     const stored = await requireProject(deps, account, project, ctx);
     ctx.set("ETag", etag(projectTag(stored)));
-    ctx.body = { name: stored.name, revision: stored.revision, definition: stored.definition };
+    ctx.body = { name: stored.name, revision: stored.revision, definition: maskSecrets(stored.definition) };
   });
 
   router.put("/accounts/:account/projects/:project", async (ctx) => {
@@ -134,7 +136,7 @@ export function addProjectRoutes(router: Router, deps: AdminRouteDeps): void {
     const revision = number <= stored.revision ? await deps.revisions.get(stored.uid, number) : null;
     if (!revision) throw errors.notFound(`No revision ${number} of project '${project}'`);
     ctx.set("ETag", etag(projectTag({ uid: stored.uid, revision: revision.revision })));
-    ctx.body = { ...revisionView(revision), definition: revision.definition };
+    ctx.body = { ...revisionView(revision), definition: maskSecrets(revision.definition) };
   });
 
   router.post("/accounts/:account/projects/:project/rollback", async (ctx) => {
