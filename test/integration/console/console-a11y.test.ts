@@ -30,13 +30,10 @@ const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/
 
 /** A right-to-left override: without isolation it reverses whatever follows it on the line. */
 const RLO = "\u202e";
-const BIDI_ROLE = `${RLO}floor staff`;
+/** A key's name is free text (role names follow the name grammar, which refuses bidi controls). */
 const BIDI_KEY_NAME = `${RLO}nightly`;
 
-const demo = demoProject();
-const SHOP = demoProject({
-  roles: { ...demo.roles, [BIDI_ROLE]: { tables: { customer: { access: ["read"] } } } },
-});
+const SHOP = demoProject();
 
 /** The laptop and the phone the issue was found on, and the narrowest phone the console is made for. */
 const SIZES = [
@@ -169,7 +166,7 @@ describe("console in Chromium: phones and accessibility", function () {
     expect((await operator.putProject("acme", "shop", SHOP)).status).to.equal(201);
     await operator.putUser("acme", "shop", "alice", { password: "correct horse", roles: ["Full access"] });
     const seeder = await operator.createKey("acme", "shop", { name: "seeder", roles: ["Full access"] });
-    await operator.createKey("acme", "shop", { name: BIDI_KEY_NAME, roles: [BIDI_ROLE, "Full access"] });
+    await operator.createKey("acme", "shop", { name: BIDI_KEY_NAME, roles: ["Full access"] });
     const seeded = await projectClient(base, "acme", "shop").post(seeder.body.apikey, "customer", [
       { name: "Alpha Ltd", credit_limit: 1000, region: "north" },
       { name: "Beta GmbH", credit_limit: 500, region: "south_east" },
@@ -477,16 +474,7 @@ describe("console in Chromium: phones and accessibility", function () {
       await page.goto(`${base}/console/#/projects/shop/keys`);
       const row = page.getByRole("row").filter({ hasText: "nightly" });
       await row.waitFor();
-      // The Roles cell lists the override role first: the roles after it stay after it.
-      const cell = row.getByRole("cell").nth(3);
-      await cell.evaluate((el: HTMLElement) => {
-        el.style.whiteSpace = "nowrap"; // all on one line, to compare left and right
-      });
-      const roles = await cell.evaluate(textBoxes, ["floor staff", "Full access"]);
-      expect(roles[1]!.left, "Full access is drawn after the override role").to.be.greaterThan(
-        roles[0]!.right - 1,
-      );
-      // And a dialog's title naming the key ends with its question mark.
+      // A dialog's title naming the key ends with its question mark.
       await row.getByRole("button", { name: /Delete/ }).click();
       const title = page.getByRole("dialog").getByRole("heading");
       const [name, question] = await title.evaluate(textBoxes, ["nightly", "?"]);

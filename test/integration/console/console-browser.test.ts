@@ -392,28 +392,6 @@ describe("console in Chromium", function () {
       await page.getByRole("button", { name: "Log in" }).click();
       await page.getByRole("heading", { name: "Data: acme / gate / v1" }).waitFor();
     });
-
-    it("applies a provider's definition as loaded: its masked config keeps the stored secret", async () => {
-      await nav(page, "Projects").click();
-      await page.getByRole("link", { name: "gate" }).click();
-      await page.getByRole("heading", { name: /gate · revision 1/ }).waitFor();
-      const text = await page.getByLabel("Definition (JSON)").inputValue();
-      expect(text).to.contain('"secretWord": "********"');
-      expect(JSON.parse(text).authentication.config).to.deep.equal({
-        secretWord: "********",
-        prompt: "********",
-        roles: "********",
-      });
-      await page.getByRole("button", { name: "Check changes (dry run)" }).click();
-      await page.getByRole("region", { name: "What would change" }).getByText("no changes").waitFor();
-      await page.getByRole("button", { name: /^Apply/ }).click();
-      await page.getByRole("heading", { name: /gate · revision 2/ }).waitFor();
-      const login = await projectClient(platform.baseUrl, "acme", "gate").login({
-        username: "visitor",
-        password: "Tessera",
-      });
-      expect(login.status, JSON.stringify(login.body)).to.equal(200);
-    });
   });
 
   describe("definition history and audit", () => {
@@ -441,6 +419,34 @@ describe("console in Chromium", function () {
       await page.getByRole("button", { name: "Discard my changes" }).click();
       const shop = await operator.send("GET", "/accounts/acme/projects/shop");
       expect(JSON.parse(await editor.inputValue())).to.deep.equal(shop.body.definition);
+    });
+
+    it("applies a provider's definition with its config masked as loaded: the stored secret is kept", async () => {
+      await nav(page, "Projects").click();
+      await page.getByRole("link", { name: "gate" }).click();
+      await page.getByRole("heading", { name: /gate · revision 1/ }).waitFor();
+      const text = await page.getByLabel("Definition (JSON)").inputValue();
+      expect(text).to.contain('"secretWord": "********"');
+      expect(JSON.parse(text).authentication.config).to.deep.equal({
+        secretWord: "********",
+        prompt: "********",
+        roles: "********",
+      });
+      await page
+        .getByLabel("Definition (JSON)")
+        .fill(JSON.stringify({ ...JSON.parse(text), description: "the gate, secret kept" }, null, 2));
+      await page.getByRole("button", { name: "Check changes (dry run)" }).click();
+      await page
+        .getByRole("region", { name: "What would change" })
+        .getByText("the gate, secret kept")
+        .waitFor();
+      await page.getByRole("button", { name: /^Apply/ }).click();
+      await page.getByRole("heading", { name: /gate · revision 2/ }).waitFor();
+      const login = await projectClient(platform.baseUrl, "acme", "gate").login({
+        username: "visitor",
+        password: "Tessera",
+      });
+      expect(login.status, JSON.stringify(login.body)).to.equal(200);
     });
 
     it("explains a definition conflict (412): compare with their revision, then apply over it knowingly", async () => {
