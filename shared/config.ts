@@ -148,6 +148,19 @@ export const dataConfigSchema = z.object({
   WRITE_LEASE_MS: z.coerce.number().int().min(300).default(15_000),
   /** How often each data-service process looks for abandoned write intents to complete. */
   WRITE_RECOVERY_INTERVAL_MS: z.coerce.number().int().min(50).default(5000),
+  /** The change feed (docs/realtime.md): every committed write appends its row changes to the project's stream. */
+  FEED_ENABLED: z
+    .enum(["true", "false"])
+    .default("true")
+    .transform((v) => v === "true"),
+  /** About how many events a project's feed keeps (older ones are trimmed, in whole stream nodes). */
+  FEED_MAX_LENGTH: z.coerce.number().int().min(100).default(100_000),
+  /** About how long a project's feed keeps an event (older ones are trimmed on each append). */
+  FEED_MAX_AGE_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(60)
+    .default(24 * 3600),
   MAX_BODY_BYTES: z.coerce
     .number()
     .int()

@@ -5,7 +5,9 @@
  *  - a key record: its own hash (`key:{<hash>}`); the per-project index of keys is a key of its own;
  *  - the login throttle: one tag per subject and one per address and hour (two scripts, one each);
  *  - row locks, write intents and their lease index: the tenant database (`{<database>}`), so
- *    locking every row of a request and recording its intent is one script in one slot.
+ *    locking every row of a request and recording its intent is one script in one slot;
+ *  - a project's change feed (a stream): the tenant database too, so the script that completes a
+ *    write intent appends the write's events in the same step.
  * `prefix` is REDIS_PREFIX (no braces: it is validated at start-up).
  */
 
@@ -43,6 +45,11 @@ export function intentIndexKey(prefix: string, database: string): string {
 /** Sorted set of the databases that had intents lately (where recovery looks), by when a writer last said so. */
 export function intentDatabasesKey(prefix: string): string {
   return `${prefix}intent-databases`;
+}
+
+/** A project's change feed (Redis Stream): `collectionPrefix` names the project's incarnation. */
+export function feedStreamKey(prefix: string, database: string, collectionPrefix: string): string {
+  return `${prefix}feed:{${database}}:${collectionPrefix}`;
 }
 
 /** Generated-key sequences of one tenant database (single-key commands only). */

@@ -28,6 +28,7 @@ import { createLogic } from "./rules/index.ts";
 import { createScriptRunner } from "./scripts/script-runner.ts";
 import { AdminStore } from "./store/admin-store.ts";
 import { AuditStore } from "./store/audit-store.ts";
+import { ChangeFeed } from "./store/change-feed.ts";
 import { undoWrites } from "./store/guarded-writes.ts";
 import { IntentRecoverer } from "./store/intent-recoverer.ts";
 import { Leases } from "./store/leases.ts";
@@ -266,5 +267,20 @@ function createWritePath(
     logger,
     onRecovered: () => recovered.inc(),
   });
-  return { writeLoop: createWriteLoop({ store: tenants, locks, policy, logger }), recoverer };
+  const feed = config.FEED_ENABLED ? createChangeFeed(config, redis, metrics, logger) : undefined;
+  return { writeLoop: createWriteLoop({ store: tenants, locks, policy, logger, feed }), recoverer };
+}
+
+/** The change feed the write path appends to (docs/realtime.md). */
+function createChangeFeed(config: DataConfig, redis: RedisClient, metrics: Metrics, logger: Logger) {
+  const lost = metrics.counter(
+    "tessera_feed_events_lost_total",
+    "Change-feed events of committed transactions that could not be appended (Redis failed after the commit)",
+    [],
+  );
+  const retention = { maxLength: config.FEED_MAX_LENGTH, maxAgeMs: config.FEED_MAX_AGE_SECONDS * 1000 };
+  return new ChangeFeed(redis, config.REDIS_PREFIX, retention, (events, error) => {
+    lost.inc(events);
+    logger.error({ events, error }, "a committed write's change-feed events could not be appended");
+  });
 }
