@@ -161,6 +161,20 @@ export const dataConfigSchema = z.object({
     .int()
     .min(60)
     .default(24 * 3600),
+  /** Live queries (SSE) open at once per account, in each data-service process (429 beyond). */
+  LIVE_MAX_STREAMS_PER_ACCOUNT: z.coerce.number().int().min(1).default(1000),
+  /** Live queries open at once per API key, in each data-service process (429 beyond). */
+  LIVE_MAX_STREAMS_PER_KEY: z.coerce.number().int().min(1).default(10),
+  /** How often a live query sends a heartbeat (an SSE comment line). */
+  LIVE_HEARTBEAT_MS: z.coerce.number().int().min(100).default(15_000),
+  /** How often a live query checks its key again (a revoked or expired key's stream ends within this). */
+  LIVE_KEY_CHECK_MS: z.coerce.number().int().min(50).default(500),
+  /** Bytes a live query may have waiting for a slow client before it is cut (the client resumes). */
+  LIVE_MAX_BUFFER_BYTES: z.coerce
+    .number()
+    .int()
+    .min(16 * 1024)
+    .default(1024 * 1024),
   MAX_BODY_BYTES: z.coerce
     .number()
     .int()

@@ -21,6 +21,7 @@ export const ErrorCode = {
   tooLarge: 4131,
   unsupportedMediaType: 4151,
   tooManyAttempts: 4291,
+  tooManyStreams: 4295,
   internal: 5001,
   unavailable: 5031,
 } as const;

@@ -21,6 +21,8 @@ import { createAuditTrail } from "./domain/audit-trail.ts";
 import { checkFilterText } from "./domain/filter-check.ts";
 import { parseProjectDefinition } from "./domain/project-definition.ts";
 import { compileProject } from "./domain/project-model.ts";
+import { FeedHub } from "./feed/feed-hub.ts";
+import type { LiveLimits } from "./http/live-stream.ts";
 import { createCustomProviderFactory } from "./providers/custom-provider-factory.ts";
 import { createOidcProviderFactory } from "./providers/oidc-provider-factory.ts";
 import { createProviderRegistry } from "./providers/provider-registry.ts";
@@ -99,7 +101,8 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
     redis,
     config.REDIS_PREFIX,
   );
-  const { writeLoop, recoverer } = createWritePath(config, tenants, redis, metrics, logger);
+  const { writeLoop, recoverer, feed } = createWritePath(config, tenants, redis, metrics, logger);
+  const hub = feed && new FeedHub(redis, () => createRedisClient(config, "command"), logger);
   const compile = (stored: ProjectWithStorage) => {
     const parsed = parseProjectDefinition(stored.definition);
     if (!parsed.ok) throw new Error(`stored definition of ${stored.account}/${stored.name} no longer parses`);
@@ -178,6 +181,7 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
     leases: new Leases(redis, config.REDIS_PREFIX, { holdMs: leaseMs, waitMs: leaseMs }),
     tenants,
     writeLoop,
+    live: hub && feed && { hub, feed, limits: liveLimits(config) },
     projects,
     providers: createProviderRegistry({
       meta,
@@ -206,6 +210,7 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
       projects.stop();
       await sweeper.stop();
       await recoverer.stop();
+      hub?.close();
       await custom.close();
       await Promise.allSettled([redis.quit(), subscriber.quit(), connection.close()]);
     },
@@ -223,7 +228,7 @@ function createWritePath(
   redis: RedisClient,
   metrics: Metrics,
   logger: Logger,
-): { writeLoop: WriteLoop; recoverer: IntentRecoverer } {
+): { writeLoop: WriteLoop; recoverer: IntentRecoverer; feed: ChangeFeed | undefined } {
   const policy = retryPolicy({
     lockWaitMs: config.QUERY_TIMEOUT_MS,
     undoWindowMs: config.WRITE_UNDO_WINDOW_MS,
@@ -268,7 +273,17 @@ function createWritePath(
     onRecovered: () => recovered.inc(),
   });
   const feed = config.FEED_ENABLED ? createChangeFeed(config, redis, metrics, logger) : undefined;
-  return { writeLoop: createWriteLoop({ store: tenants, locks, policy, logger, feed }), recoverer };
+  return { writeLoop: createWriteLoop({ store: tenants, locks, policy, logger, feed }), recoverer, feed };
+}
+
+function liveLimits(config: DataConfig): LiveLimits {
+  return {
+    perAccount: config.LIVE_MAX_STREAMS_PER_ACCOUNT,
+    perKey: config.LIVE_MAX_STREAMS_PER_KEY,
+    heartbeatMs: config.LIVE_HEARTBEAT_MS,
+    keyCheckMs: config.LIVE_KEY_CHECK_MS,
+    maxBufferBytes: config.LIVE_MAX_BUFFER_BYTES,
+  };
 }
 
 /** The change feed the write path appends to (docs/realtime.md). */

@@ -74,6 +74,8 @@ export interface FeedEvent {
   key: RowId;
   /** The row as committed (stored form: columns, `_id`, `_ck`); null for a delete. */
   row: RowDocument | null;
+  /** A delete's row as it was (readers check their row filters on it); null otherwise. */
+  oldRow: RowDocument | null;
   /** The row's checksum before the write; null for an insert. */
   oldChecksum: string | null;
   /** The rules that ran for the row in this write (as `?rulesummary=true` names them). */
@@ -88,6 +90,7 @@ function entryOf(write: RowWrite, tx: string, rules: string[]): string[] {
   const fields = ["tx", tx, "table", write.table, "verb", VERBS[write.kind], "key", JSON.stringify(row._id)];
   if (write.kind !== "delete") fields.push("row", BSON.EJSON.stringify(write.after, { relaxed: true }));
   if (write.kind !== "insert") fields.push("oldChecksum", write.before._ck);
+  if (write.kind === "delete") fields.push("oldRow", BSON.EJSON.stringify(write.before, { relaxed: true }));
   if (rules.length > 0) fields.push("rules", JSON.stringify(rules));
   return fields;
 }
@@ -103,13 +106,17 @@ export function parseFeedEntry(id: string, flat: string[]): FeedEvent | null {
   if (!verb || !(verb in { INSERT: 1, UPDATE: 1, DELETE: 1 }) || !table || key === undefined || !tx)
     return null;
   const row = f.get("row");
+  const oldRow = f.get("oldRow");
+  const ejson = (text: string | undefined) =>
+    text === undefined ? null : (BSON.EJSON.parse(text, { relaxed: true }) as RowDocument);
   return {
     id,
     tx,
     table,
     verb,
     key: JSON.parse(key) as RowId,
-    row: row === undefined ? null : (BSON.EJSON.parse(row, { relaxed: true }) as RowDocument),
+    row: ejson(row),
+    oldRow: ejson(oldRow),
     oldChecksum: f.get("oldChecksum") ?? null,
     rules: JSON.parse(f.get("rules") ?? "[]") as string[],
   };
