@@ -19,13 +19,21 @@ export interface SseStream {
   heartbeats: number;
   /** Resolves with the first event (from the start) that satisfies `match`; rejects if the stream ends first. */
   next(match: (e: SseEvent) => boolean): Promise<SseEvent>;
+  /** Resolves once `count` heartbeats arrived in all. */
+  heartbeat(count: number): Promise<void>;
   /** Resolves once the server ended the stream. */
   ended: Promise<void>;
   close(): void;
+  /** Starts reading (a stream opened with `paused`). */
+  resume(): void;
 }
 
 /** Opens `url` with `Accept: text/event-stream` and the given headers. */
-export function openSse(url: string, headers: Record<string, string>): Promise<SseStream> {
+export function openSse(
+  url: string,
+  headers: Record<string, string>,
+  options: { paused?: boolean } = {},
+): Promise<SseStream> {
   return new Promise((resolve, reject) => {
     const req = http.get(url, { headers: { accept: "text/event-stream", ...headers } }, (res) => {
       res.setEncoding("utf8");
@@ -42,6 +50,7 @@ export function openSse(url: string, headers: Record<string, string>): Promise<S
         resolve: (e: SseEvent) => void;
         reject: (e: Error) => void;
       }[] = [];
+      const beats: { count: number; resolve: () => void }[] = [];
       let ended = false;
       let endStream: () => void = () => {};
       const stream: SseStream = {
@@ -54,11 +63,17 @@ export function openSse(url: string, headers: Record<string, string>): Promise<S
           if (ended) return Promise.reject(new Error("the stream ended"));
           return new Promise((res2, rej2) => waiters.push({ match, resolve: res2, reject: rej2 }));
         },
+        heartbeat(count) {
+          if (stream.heartbeats >= count) return Promise.resolve();
+          return new Promise((r) => beats.push({ count, resolve: r }));
+        },
         ended: new Promise((r) => {
           endStream = r;
         }),
         close: () => req.destroy(),
+        resume: () => res.resume(),
       };
+      if (options.paused) res.pause();
       let buffer = "";
       res.on("data", (chunk: string) => {
         buffer += chunk;
@@ -68,6 +83,10 @@ export function openSse(url: string, headers: Record<string, string>): Promise<S
           const event = parseBlock(block);
           if (!event) {
             if (block.startsWith(":")) stream.heartbeats++;
+            for (const b of beats.filter((b) => stream.heartbeats >= b.count)) {
+              beats.splice(beats.indexOf(b), 1);
+              b.resolve();
+            }
             continue;
           }
           stream.events.push(event);
@@ -111,7 +130,9 @@ function noStream(): SseStream {
     events: [],
     heartbeats: 0,
     next: () => Promise.reject(new Error("not a stream")),
+    heartbeat: () => Promise.reject(new Error("not a stream")),
     ended: Promise.resolve(),
     close: () => {},
+    resume: () => {},
   };
 }

@@ -40,7 +40,7 @@ export interface DataDeps extends AdminRouteDeps {
   /** Commits planned writes (locks, write intents, undo; see store/write-loop.ts). */
   writeLoop: WriteLoop;
   /** Live queries over the change feed (absent when the feed is switched off). */
-  live?: Pick<LiveStreamDeps, "hub" | "feed" | "limits">;
+  live?: Pick<LiveStreamDeps, "hub" | "feed" | "limits" | "onCut">;
   providers: ProviderRegistry;
   planExtension?: PlanExtension;
   /** JavaScript resources and request/response events of API versions. */

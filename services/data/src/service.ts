@@ -103,6 +103,11 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
   );
   const { writeLoop, recoverer, feed } = createWritePath(config, tenants, redis, metrics, logger);
   const hub = feed && new FeedHub(redis, () => createRedisClient(config, "command"), logger);
+  const liveCuts = metrics.counter(
+    "tessera_live_streams_cut_total",
+    "Live queries ended because the client read slower than the changes came (it resumes)",
+    [],
+  );
   const compile = (stored: ProjectWithStorage) => {
     const parsed = parseProjectDefinition(stored.definition);
     if (!parsed.ok) throw new Error(`stored definition of ${stored.account}/${stored.name} no longer parses`);
@@ -181,7 +186,7 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
     leases: new Leases(redis, config.REDIS_PREFIX, { holdMs: leaseMs, waitMs: leaseMs }),
     tenants,
     writeLoop,
-    live: hub && feed && { hub, feed, limits: liveLimits(config) },
+    live: hub && feed && { hub, feed, limits: liveLimits(config), onCut: () => liveCuts.inc() },
     projects,
     providers: createProviderRegistry({
       meta,

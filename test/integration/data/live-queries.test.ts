@@ -6,7 +6,8 @@
  * column limits.
  */
 import { expect } from "chai";
-import { keyHeader } from "../../support/http.ts";
+import { dataServiceEnv, startDataProcess } from "../../support/data-process.ts";
+import { call, keyHeader } from "../../support/http.ts";
 import { startPlatform } from "../../support/platform.ts";
 import { openSse, type SseEvent, type SseStream } from "../../support/sse.ts";
 import { type CanonicalSetup, canonicalProject, postLine, type Row, setupProject } from "../rules/support.ts";
@@ -25,6 +26,13 @@ function definition(): Row {
 
 const change = (e: SseEvent) => e.event === "change";
 
+/** A metric of a data service (0 when absent). */
+async function metric(baseUrl: string, name: string): Promise<number> {
+  const page = (await call(baseUrl, "GET", "/metrics")).body as string;
+  const line = page.split("\n").find((l) => l.startsWith(`${name} `) || l.startsWith(`${name}{`));
+  return line ? Number(line.split(" ").pop()) : 0;
+}
+
 describe("live queries over SSE", function () {
   this.timeout(60_000);
   let s: CanonicalSetup;
@@ -41,7 +49,12 @@ describe("live queries over SSE", function () {
   };
 
   before(async () => {
-    const platform = await startPlatform({ LIVE_MAX_STREAMS_PER_KEY: "3", LIVE_KEY_CHECK_MS: "100" });
+    const platform = await startPlatform({
+      LIVE_MAX_STREAMS_PER_KEY: "3",
+      LIVE_MAX_STREAMS_PER_ACCOUNT: "8",
+      LIVE_KEY_CHECK_MS: "100",
+      LIVE_HEARTBEAT_MS: "100",
+    });
     s = await setupProject(definition(), { platform });
     watcher = await s.admin.keyWith("acme", "shop", ["Watcher"], { customer: "Alpha" });
     const product = (await s.api.post(s.key, "product", { name: "Widget", price: 10 })).body.txsummary[0]
@@ -123,6 +136,71 @@ describe("live queries over SSE", function () {
     const error = await stream.next((e) => e.event === "error");
     expect(error.data.statusCode).to.equal(401);
     await stream.ended;
+  });
+
+  it("a client that stops reading is cut with a resumable position, and resumes without loss", async () => {
+    const url = `${s.platform.dataUrl}${s.api.root}/purchaseorder`;
+    const slow = await openSse(url, keyHeader(s.key), { paused: true });
+    open.push(slow);
+    // Large orders until the server cuts the stream that nobody reads.
+    const posted: number[] = [];
+    const notes = "n".repeat(256 * 1024);
+    while ((await metric(s.platform.dataUrl, "tessera_live_streams_cut_total")) === 0) {
+      const r = await s.api.post(s.key, "purchaseorder", { customer_name: "Alpha", notes });
+      expect(r.status, JSON.stringify(r.body)).to.equal(201);
+      posted.push(r.body.txsummary[0].order_number);
+    }
+    // Changes after the cut reach the client only when it resumes.
+    for (let i = 0; i < 2; i++)
+      posted.push(
+        (await s.api.post(s.key, "purchaseorder", { customer_name: "Alpha" })).body.txsummary[0].order_number,
+      );
+    slow.resume();
+    const cut = await slow.next((e) => e.event === "cut");
+    await slow.ended;
+    const received = slow.events.filter(change).map((e) => e.data.order_number as number);
+    const resumed = await subscribe(s.key, "purchaseorder", { "last-event-id": cut.data.last });
+    const lastOrder = posted[posted.length - 1];
+    await resumed.next((e) => change(e) && e.data.order_number === lastOrder);
+    const again = resumed.events.filter(change).map((e) => e.data.order_number as number);
+    expect([...received, ...again]).to.deep.equal(posted);
+  });
+
+  it("sends heartbeats while nothing changes", async () => {
+    const stream = await subscribe(s.key, "product");
+    await stream.next((e) => e.event === "snapshot");
+    await stream.heartbeat(2);
+  });
+
+  it("a data replica that did not serve the write streams it too (each follows the feed itself)", async () => {
+    const replica = await startDataProcess(dataServiceEnv(s.platform.dataConfig));
+    try {
+      const stream = await openSse(`${replica.base}${s.api.root}/lineitem`, keyHeader(s.key));
+      open.push(stream);
+      await stream.next((e) => e.event === "snapshot");
+      expect((await postLine(s.api, s.key, lines.Alpha!, 9)).status).to.equal(201);
+      await stream.next((e) => change(e) && e.data.qty_ordered === 9);
+    } finally {
+      replica.child.kill("SIGTERM");
+      await replica.exited;
+    }
+  });
+
+  it("past the per-account limit of open streams the answer is 429", async () => {
+    // An account of its own: no stream of another test counts.
+    const other = await setupProject(definition(), { platform: s.platform, account: "other" });
+    const keys = await Promise.all(
+      [1, 2, 3].map(() => other.admin.keyWith("other", "shop", ["Watcher"], { customer: "X" })),
+    );
+    const opened: SseStream[] = [];
+    for (const key of [...keys, ...keys, ...keys]) {
+      const stream = await openSse(`${s.platform.baseUrl}${other.api.root}/customer`, keyHeader(key));
+      open.push(stream);
+      opened.push(stream);
+    }
+    expect(opened.map((o) => o.status)).to.deep.equal([200, 200, 200, 200, 200, 200, 200, 200, 429]);
+    expect(opened[8]!.body.errorCode).to.equal(4295);
+    expect(opened[8]!.body.errorMessage).to.include("account");
   });
 
   it("past the per-key limit of open streams the answer is 429", async () => {

@@ -42,6 +42,8 @@ export interface LiveStreamDeps {
   keys: KeyValidator;
   limits: LiveLimits;
   logger: Logger;
+  /** Called when a slow client's stream is cut. */
+  onCut?: () => void;
 }
 
 /** Events read from the feed at once when catching up. */
@@ -129,11 +131,12 @@ export class LiveStreams {
     const write = (text: string) => {
       if (closed) return;
       res.write(text);
-      if (res.writableLength > limits.maxBufferBytes)
-        end("cut", {
-          reason: "The client reads slower than the changes come; resume with Last-Event-ID",
-          last,
-        });
+      if (res.writableLength <= limits.maxBufferBytes) return;
+      end("cut", {
+        reason: "The client reads slower than the changes come; resume with Last-Event-ID",
+        last,
+      });
+      this.#deps.onCut?.();
     };
     const send = (events: FeedEvent[]) => {
       for (const e of events) {
