@@ -133,7 +133,7 @@ describe("live queries over SSE", function () {
     const stream = await subscribe(created.body.apikey, "customer");
     await stream.next((e) => e.event === "snapshot");
     expect((await s.admin.deleteKey("acme", "shop", created.body.id)).status).to.equal(200);
-    const error = await stream.next((e) => e.event === "error");
+    const error = await stream.next((e) => e.event === "closed");
     expect(error.data.statusCode).to.equal(401);
     await stream.ended;
   });

@@ -8,7 +8,7 @@
  *    after that position, without a snapshot; a position the feed no longer
  *    keeps answers `reset` and starts afresh with a snapshot.
  *  - The key is checked again every LIVE_KEY_CHECK_MS: a disabled, deleted or
- *    expired key ends the stream with an `error` event.
+ *    expired key ends the stream with a `closed` event (the error body).
  *  - A comment line every LIVE_HEARTBEAT_MS keeps proxies from closing it.
  *  - A client that reads slower than the feed grows its socket's buffer; past
  *    LIVE_MAX_BUFFER_BYTES the stream ends with a `cut` event, and the client
@@ -90,6 +90,8 @@ export class LiveStreams {
   /** Answers the live query of `resource` for `r` (a collection URL). Errors before the stream opens answer as usual. */
   async serve(ctx: Context, r: ProjectRequest, resource: ResourceModel): Promise<void> {
     const { hub, feed, tenants, keys, limits, logger } = this.#deps;
+    if (r.params.has("parent"))
+      throw errors.malformed("A live query lists a whole resource; parameter 'parent' does not apply");
     const view = liveView(r, resource, {
       filters: r.params.get("filter") ?? [],
       sysfilters: r.params.get("sysfilter") ?? [],
@@ -151,7 +153,7 @@ export class LiveStreams {
     const heartbeat = setInterval(() => write(": heartbeat\n\n"), limits.heartbeatMs);
     const keyCheck = setInterval(() => {
       keys.validate(carrier, scope).catch((err: unknown) => {
-        if (err instanceof ApiError && err.statusCode === 401) end("error", err.body(ctx.state.requestId));
+        if (err instanceof ApiError && err.statusCode === 401) end("closed", err.body(ctx.state.requestId));
       });
     }, limits.keyCheckMs);
     res.on("close", () => {
@@ -186,7 +188,7 @@ export class LiveStreams {
     } catch (err) {
       logger.warn({ error: err instanceof Error ? err.name : typeof err }, "live query could not start");
       const failure = err instanceof ApiError ? err : errors.unavailable("The change feed");
-      end("error", failure.body(ctx.state.requestId));
+      end("closed", failure.body(ctx.state.requestId));
     }
   }
 }
