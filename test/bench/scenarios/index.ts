@@ -1,5 +1,6 @@
 /** Every scenario, in the order `make bench` runs them. Add new ones here. */
 import type { Scenario } from "../lib/types.ts";
+import { changeFeed } from "./change-feed.ts";
 import { dataVsFloor } from "./data-vs-floor.ts";
 import { insertGrowth } from "./insert-growth.ts";
 import { keyValidation } from "./key-validation.ts";
@@ -23,4 +24,5 @@ export const scenarios: Scenario[] = [
   customProviderLogin,
   responseFormats,
   scripts,
+  changeFeed,
 ];
