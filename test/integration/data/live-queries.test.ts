@@ -21,6 +21,8 @@ function definition(): Row {
       lineitem: { access: ["read"] },
     },
   };
+  // A version whose response event could reshape a GET's answer: no live form.
+  d.apiVersions.v2 = { resources: {}, events: [{ type: "response", name: "wrap", code: "return;" }] };
   return d;
 }
 
@@ -124,7 +126,13 @@ describe("live queries over SSE", function () {
     expect(stream.events.map((e) => e.event)).to.deep.equal(["reset", "snapshot"]);
   });
 
-  it("a revoked key's stream ends with an error event", async () => {
+  it("a position the stream never reached answers reset too", async () => {
+    const stream = await subscribe(s.key, "lineitem", { "last-event-id": "99999999999999-0" });
+    await stream.next((e) => e.event === "snapshot");
+    expect(stream.events.map((e) => e.event)).to.deep.equal(["reset", "snapshot"]);
+  });
+
+  it("a revoked key's stream ends with a closed event", async () => {
     const created = await s.admin.createKey("acme", "shop", {
       name: "revoked",
       roles: ["Watcher"],
@@ -164,6 +172,15 @@ describe("live queries over SSE", function () {
     await resumed.next((e) => change(e) && e.data.order_number === lastOrder);
     const again = resumed.events.filter(change).map((e) => e.data.order_number as number);
     expect([...received, ...again]).to.deep.equal(posted);
+  });
+
+  it("bad requests answer 400 before any stream: an object's URL, a version with response events", async () => {
+    const objectUrl = await subscribe(s.key, `customer/${encodeURIComponent("Alpha")}`);
+    const v2 = await openSse(`${s.platform.baseUrl}/rest/acme/shop/v2/customer`, keyHeader(s.key));
+    open.push(v2);
+    for (const refused of [objectUrl, v2])
+      expect([refused.status, refused.body.errorCode]).to.deep.equal([400, 4001]);
+    expect(v2.body.errorMessage).to.include("response events");
   });
 
   it("sends heartbeats while nothing changes", async () => {

@@ -94,12 +94,17 @@ export class FeedHub {
   }
 
   /**
-   * Whether events after `after` may have been trimmed away (retention): the oldest event kept is
-   * later than `after`, or none is kept. Errs on the side of "lost" (the reader starts afresh).
+   * Whether `after` is no position to resume from: events after it may have been trimmed away
+   * (retention: the oldest event kept is later, or none is kept), or the stream never reached it
+   * (a position of another stream). Errs on the side of "lost" (the reader starts afresh).
    */
   async lost(stream: string, after: string): Promise<boolean> {
-    const oldest = await this.#redis.xrange(stream, "-", "+", "COUNT", 1);
-    return oldest.length === 0 ? compareIds(after, "0-0") > 0 : compareIds(oldest[0]![0], after) > 0;
+    const [oldest, newest] = await Promise.all([
+      this.#redis.xrange(stream, "-", "+", "COUNT", 1),
+      this.position(stream),
+    ]);
+    if (oldest.length === 0) return compareIds(after, "0-0") > 0;
+    return compareIds(oldest[0]![0], after) > 0 || compareIds(after, newest) > 0;
   }
 
   /** Up to `count` events of `stream` after `after`, oldest first. */

@@ -90,6 +90,9 @@ export class LiveStreams {
   /** Answers the live query of `resource` for `r` (a collection URL). Errors before the stream opens answer as usual. */
   async serve(ctx: Context, r: ProjectRequest, resource: ResourceModel): Promise<void> {
     const { hub, feed, tenants, keys, limits, logger } = this.#deps;
+    // A response event may reshape or remove what a GET answers; changes are not run through it.
+    if (r.version.scripts.responseEvents.length > 0)
+      throw errors.malformed("Live queries are not available in an API version with response events");
     if (r.params.has("parent"))
       throw errors.malformed("A live query lists a whole resource; parameter 'parent' does not apply");
     const view = liveView(r, resource, {
