@@ -133,10 +133,11 @@ export class LiveStreams {
       closed = true;
       res.end(event ? frame(event, data) : undefined);
     };
-    const write = (text: string) => {
+    // The snapshot (one page, bounded by pagesize) is not held against the client: only what follows.
+    const write = (text: string, bounded = true) => {
       if (closed) return;
       res.write(text);
-      if (res.writableLength <= limits.maxBufferBytes) return;
+      if (!bounded || res.writableLength <= limits.maxBufferBytes) return;
       end("cut", {
         reason: "The client reads slower than the changes come; resume with Last-Event-ID",
         last,
@@ -179,7 +180,7 @@ export class LiveStreams {
         if (resume) write(frame("reset", { reason: "The position is no longer kept; starting afresh" }));
         last = await hub.position(stream);
         const rows = await readFromParams(tenants, r, resource, undefined, r.params);
-        write(frame("snapshot", rows, last));
+        write(frame("snapshot", rows, last), false);
       }
       for (;;) {
         const events = await hub.history(stream, last, HISTORY_PAGE);
