@@ -83,6 +83,7 @@ export interface FeedEvent {
 }
 
 const VERBS: Record<RowWrite["kind"], FeedVerb> = { insert: "INSERT", update: "UPDATE", delete: "DELETE" };
+const FEED_VERBS = new Set<string>(Object.values(VERBS));
 
 /** The stream entry of one row write. */
 function entryOf(write: RowWrite, tx: string, rules: string[]): string[] {
@@ -103,8 +104,7 @@ export function parseFeedEntry(id: string, flat: string[]): FeedEvent | null {
   const table = f.get("table");
   const key = f.get("key");
   const tx = f.get("tx");
-  if (!verb || !(verb in { INSERT: 1, UPDATE: 1, DELETE: 1 }) || !table || key === undefined || !tx)
-    return null;
+  if (!verb || !FEED_VERBS.has(verb) || !table || key === undefined || !tx) return null;
   const row = f.get("row");
   const oldRow = f.get("oldRow");
   const ejson = (text: string | undefined) =>
