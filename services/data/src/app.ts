@@ -94,7 +94,15 @@ export function buildDataApp(deps: DataDeps): Koa {
       planExtension: deps.planExtension,
       scripts: deps.scripts,
       authSchemes: deps.authSchemes,
-      live: deps.live && new LiveStreams({ ...deps.live, tenants: deps.tenants, keys, logger: deps.logger }),
+      live:
+        deps.live &&
+        new LiveStreams({
+          ...deps.live,
+          tenants: deps.tenants,
+          keys,
+          logger: deps.logger,
+          shuttingDown: () => deps.lifecycle.shuttingDown,
+        }),
     }),
     adminRouter({
       ...deps,

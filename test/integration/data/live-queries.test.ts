@@ -6,6 +6,7 @@
  * column limits.
  */
 import { expect } from "chai";
+import { compareIds } from "../../../services/data/src/feed/feed-hub.ts";
 import { dataServiceEnv, startDataProcess } from "../../support/data-process.ts";
 import { call, keyHeader } from "../../support/http.ts";
 import { startPlatform } from "../../support/platform.ts";
@@ -197,8 +198,16 @@ describe("live queries over SSE", function () {
       await stream.next((e) => e.event === "snapshot");
       expect((await postLine(s.api, s.key, lines.Alpha!, 9)).status).to.equal(201);
       await stream.next((e) => change(e) && e.data.qty_ordered === 9);
-    } finally {
+      // Shutting down, the replica cuts the stream with a position to resume from (elsewhere).
       replica.child.kill("SIGTERM");
+      const cut = await stream.next((e) => e.event === "cut");
+      expect(
+        compareIds(cut.data.last, stream.events.find((e) => e.data.qty_ordered === 9)!.id!),
+      ).to.be.at.least(0);
+      await stream.ended;
+      expect(await replica.exited).to.equal(0);
+    } finally {
+      if (replica.child.exitCode === null && !replica.child.killed) replica.child.kill("SIGTERM");
       await replica.exited;
     }
   });

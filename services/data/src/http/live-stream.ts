@@ -14,6 +14,7 @@
  *    LIVE_MAX_BUFFER_BYTES the stream ends with a `cut` event, and the client
  *    resumes from the last id it received.
  *  - Open streams per account and per key are limited in each process: 429/4295.
+ *  - A process shutting down cuts its streams the same way (checked with the key).
  */
 import type { Context } from "koa";
 import { ApiError, ErrorCode, errors } from "../../../../shared/errors.ts";
@@ -44,6 +45,8 @@ export interface LiveStreamDeps {
   logger: Logger;
   /** Called when a slow client's stream is cut. */
   onCut?: () => void;
+  /** True once the process is shutting down: its streams are cut (clients resume elsewhere). */
+  shuttingDown: () => boolean;
 }
 
 /** Events read from the feed at once when catching up. */
@@ -121,6 +124,8 @@ export class LiveStreams {
       "content-type": "text/event-stream; charset=utf-8",
       "cache-control": "no-cache",
       "x-accel-buffering": "no",
+      // A stream's connection is not reused once it ends (a shutting-down server waits for none).
+      connection: "close",
     });
     res.flushHeaders();
 
@@ -156,6 +161,10 @@ export class LiveStreams {
     let unsubscribe = () => {};
     const heartbeat = setInterval(() => write(": heartbeat\n\n"), limits.heartbeatMs);
     const keyCheck = setInterval(() => {
+      if (this.#deps.shuttingDown()) {
+        end("cut", { reason: "The server is shutting down; resume with Last-Event-ID", last });
+        return;
+      }
       keys.validate(carrier, scope).catch((err: unknown) => {
         if (err instanceof ApiError && err.statusCode === 401) end("closed", err.body(ctx.state.requestId));
       });

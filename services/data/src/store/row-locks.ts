@@ -183,8 +183,8 @@ export class RowLockSession {
 
   /**
    * All writes applied: releases the intent and the row locks and appends the write's events (one
-   * call), leaving a tombstone for every deleted row. Throws 503 when that cannot be confirmed: the intent then stays for
-   * recovery, which undoes the writes, so the error answer stays true.
+   * call), leaving a tombstone for every deleted row. Throws 503 when that cannot be confirmed: the
+   * intent then stays for recovery, which undoes the writes, so the error answer stays true.
    */
   async committed(writes: PlannedWrite[], feed?: FeedBatch): Promise<void> {
     const { intents, policy } = this.#deps;
