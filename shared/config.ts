@@ -172,6 +172,33 @@ export const dataConfigSchema = z.object({
   WRITE_LEASE_MS: z.coerce.number().int().min(300).default(15_000),
   /** How often each data-service process looks for abandoned write intents to complete. */
   WRITE_RECOVERY_INTERVAL_MS: z.coerce.number().int().min(50).default(5000),
+  /** The change feed (docs/realtime.md): every committed write appends its row changes to the project's stream. */
+  FEED_ENABLED: z
+    .enum(["true", "false"])
+    .default("true")
+    .transform((v) => v === "true"),
+  /** About how many events a project's feed keeps (older ones are trimmed, in whole stream nodes). */
+  FEED_MAX_LENGTH: z.coerce.number().int().min(100).default(100_000),
+  /** About how long a project's feed keeps an event (older ones are trimmed on each append). */
+  FEED_MAX_AGE_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(60)
+    .default(24 * 3600),
+  /** Live queries (SSE) open at once per account, in each data-service process (429 beyond). */
+  LIVE_MAX_STREAMS_PER_ACCOUNT: z.coerce.number().int().min(1).default(1000),
+  /** Live queries open at once per API key, in each data-service process (429 beyond). */
+  LIVE_MAX_STREAMS_PER_KEY: z.coerce.number().int().min(1).default(10),
+  /** How often a live query sends a heartbeat (an SSE comment line). */
+  LIVE_HEARTBEAT_MS: z.coerce.number().int().min(100).default(15_000),
+  /** How often a live query checks its key again (a revoked or expired key's stream ends within this). */
+  LIVE_KEY_CHECK_MS: z.coerce.number().int().min(50).default(500),
+  /** Bytes a live query may have waiting for a slow client before it is cut (the client resumes). */
+  LIVE_MAX_BUFFER_BYTES: z.coerce
+    .number()
+    .int()
+    .min(16 * 1024)
+    .default(1024 * 1024),
   MAX_BODY_BYTES: z.coerce
     .number()
     .int()

@@ -23,6 +23,7 @@ export const ErrorCode = {
   tooManyAttempts: 4291,
   rateLimited: 4292,
   sandboxShareUsed: 4293,
+  tooManyStreams: 4295,
   internal: 5001,
   unavailable: 5031,
 } as const;

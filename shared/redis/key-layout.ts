@@ -9,6 +9,8 @@
  *    locking every row of a request and recording its intent is one script in one slot;
  *  - request rate limits: the account (`{<account>}`): its own limits, its bucket and its keys'
  *    buckets, so that one script takes a request's tokens.
+ *  - a project's change feed (a stream): the tenant database too, so the script that completes a
+ *    write intent appends the write's events in the same step.
  * `prefix` is REDIS_PREFIX (no braces: it is validated at start-up).
  */
 
@@ -51,6 +53,11 @@ export function intentIndexKey(prefix: string, database: string): string {
 /** Sorted set of the databases that had intents lately (where recovery looks), by when a writer last said so. */
 export function intentDatabasesKey(prefix: string): string {
   return `${prefix}intent-databases`;
+}
+
+/** A project's change feed (Redis Stream): `collectionPrefix` names the project's incarnation. */
+export function feedStreamKey(prefix: string, database: string, collectionPrefix: string): string {
+  return `${prefix}feed:{${database}}:${collectionPrefix}`;
 }
 
 /** Generated-key sequences of one tenant database (single-key commands only). */

@@ -17,6 +17,7 @@ import type { PlanExtension } from "./domain/writer.ts";
 import type { AdminRouteDeps } from "./http/admin/deps.ts";
 import { adminRouter } from "./http/admin-routes.ts";
 import { internalRouter } from "./http/internal-routes.ts";
+import { type LiveStreamDeps, LiveStreams } from "./http/live-stream.ts";
 import { restRouter } from "./http/rest-routes.ts";
 import type { ProviderRegistry } from "./providers/provider-registry.ts";
 import type { ScriptRunner } from "./scripts/script-runner.ts";
@@ -38,6 +39,8 @@ export interface DataDeps extends AdminRouteDeps {
   directory: AdminDirectory;
   /** Commits planned writes (locks, write intents, undo; see store/write-loop.ts). */
   writeLoop: WriteLoop;
+  /** Live queries over the change feed (absent when the feed is switched off). */
+  live?: Pick<LiveStreamDeps, "hub" | "feed" | "limits" | "onCut">;
   providers: ProviderRegistry;
   planExtension?: PlanExtension;
   /** JavaScript resources and request/response events of API versions. */
@@ -92,6 +95,15 @@ export function buildDataApp(deps: DataDeps): Koa {
       scripts: deps.scripts,
       authSchemes: deps.authSchemes,
       rateLimits: deps.rateLimits,
+      live:
+        deps.live &&
+        new LiveStreams({
+          ...deps.live,
+          tenants: deps.tenants,
+          keys,
+          logger: deps.logger,
+          shuttingDown: () => deps.lifecycle.shuttingDown,
+        }),
     }),
     adminRouter({
       ...deps,

@@ -22,6 +22,8 @@ import { createAuditTrail } from "./domain/audit-trail.ts";
 import { checkFilterText } from "./domain/filter-check.ts";
 import { parseProjectDefinition } from "./domain/project-definition.ts";
 import { compileProject, programKeyPrefix } from "./domain/project-model.ts";
+import { FeedHub } from "./feed/feed-hub.ts";
+import type { LiveLimits } from "./http/live-stream.ts";
 import { createCustomProviderFactory } from "./providers/custom-provider-factory.ts";
 import { createOidcProviderFactory } from "./providers/oidc-provider-factory.ts";
 import { createProviderRegistry } from "./providers/provider-registry.ts";
@@ -29,6 +31,7 @@ import { createLogic } from "./rules/index.ts";
 import { createScriptRunner } from "./scripts/script-runner.ts";
 import { AdminStore } from "./store/admin-store.ts";
 import { AuditStore } from "./store/audit-store.ts";
+import { ChangeFeed } from "./store/change-feed.ts";
 import { undoWrites } from "./store/guarded-writes.ts";
 import { purgeIncarnation } from "./store/incarnation-purge.ts";
 import { IntentRecoverer } from "./store/intent-recoverer.ts";
@@ -105,7 +108,13 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
     redis,
     config.REDIS_PREFIX,
   );
-  const { writeLoop, recoverer } = createWritePath(config, tenants, redis, metrics, logger);
+  const { writeLoop, recoverer, feed } = createWritePath(config, tenants, redis, metrics, logger);
+  const hub = feed && new FeedHub(redis, () => createRedisClient(config, "command"), logger);
+  const liveCuts = metrics.counter(
+    "tessera_live_streams_cut_total",
+    "Live queries ended because the client read slower than the changes came (it resumes)",
+    [],
+  );
   const compile = (stored: ProjectWithStorage) => {
     const parsed = parseProjectDefinition(stored.definition);
     if (!parsed.ok) throw new Error(`stored definition of ${stored.account}/${stored.name} no longer parses`);
@@ -203,6 +212,7 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
     leases: new Leases(redis, config.REDIS_PREFIX, { holdMs: leaseMs, waitMs: leaseMs }),
     tenants,
     writeLoop,
+    live: hub && feed && { hub, feed, limits: liveLimits(config), onCut: () => liveCuts.inc() },
     projects,
     providers: createProviderRegistry({
       users,
@@ -231,6 +241,7 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
       projects.stop();
       await sweeper.stop();
       await recoverer.stop();
+      hub?.close();
       await custom.close();
       await Promise.allSettled([redis.quit(), subscriber.quit(), connection.close()]);
     },
@@ -248,7 +259,7 @@ function createWritePath(
   redis: RedisClient,
   metrics: Metrics,
   logger: Logger,
-): { writeLoop: WriteLoop; recoverer: IntentRecoverer } {
+): { writeLoop: WriteLoop; recoverer: IntentRecoverer; feed: ChangeFeed | undefined } {
   const policy = retryPolicy({
     lockWaitMs: config.QUERY_TIMEOUT_MS,
     undoWindowMs: config.WRITE_UNDO_WINDOW_MS,
@@ -292,5 +303,30 @@ function createWritePath(
     logger,
     onRecovered: () => recovered.inc(),
   });
-  return { writeLoop: createWriteLoop({ store: tenants, locks, policy, logger }), recoverer };
+  const feed = config.FEED_ENABLED ? createChangeFeed(config, redis, metrics, logger) : undefined;
+  return { writeLoop: createWriteLoop({ store: tenants, locks, policy, logger, feed }), recoverer, feed };
+}
+
+function liveLimits(config: DataConfig): LiveLimits {
+  return {
+    perAccount: config.LIVE_MAX_STREAMS_PER_ACCOUNT,
+    perKey: config.LIVE_MAX_STREAMS_PER_KEY,
+    heartbeatMs: config.LIVE_HEARTBEAT_MS,
+    keyCheckMs: config.LIVE_KEY_CHECK_MS,
+    maxBufferBytes: config.LIVE_MAX_BUFFER_BYTES,
+  };
+}
+
+/** The change feed the write path appends to (docs/realtime.md). */
+function createChangeFeed(config: DataConfig, redis: RedisClient, metrics: Metrics, logger: Logger) {
+  const lost = metrics.counter(
+    "tessera_feed_events_lost_total",
+    "Change-feed events of committed transactions that could not be appended (Redis failed after the commit)",
+    [],
+  );
+  const retention = { maxLength: config.FEED_MAX_LENGTH, maxAgeMs: config.FEED_MAX_AGE_SECONDS * 1000 };
+  return new ChangeFeed(redis, config.REDIS_PREFIX, retention, (events, error) => {
+    lost.inc(events);
+    logger.error({ events, error }, "a committed write's change-feed events could not be appended");
+  });
 }

@@ -164,6 +164,9 @@ describe("API documents (@docs)", () => {
       "responseformat",
       "X-CALiveAPICreator-ResponseFormat",
     ]);
+    // The live-query form of the GET: Server-Sent Events, resumed with Last-Event-ID.
+    expect(listParameters).to.include("lastEventId");
+    expect(doc.paths["/customer"].get.responses["200"].content).to.have.property("text/event-stream");
     const deleteParameters = doc.paths["/customer/{key}"].delete.parameters.map((p: Json) =>
       p.$ref.split("/").pop(),
     );
@@ -365,6 +368,7 @@ describe("API documents (@docs)", () => {
         "application/json",
         "text/csv",
         "application/xml",
+        "text/event-stream",
       ]);
       expect(doc.parameters.filter).to.deep.include({ type: "array", collectionFormat: "multi" });
       expect(doc.paths["/line/{key}"].parameters[0]).to.deep.include({

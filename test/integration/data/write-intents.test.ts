@@ -5,13 +5,16 @@
  * queue in front, staleness, the lock wait, leaving an intent for recovery).
  */
 import { expect } from "chai";
+import { type FeedBatch, parseFeedEntry } from "../../../services/data/src/store/change-feed.ts";
 import type { PlannedWrite } from "../../../services/data/src/store/guarded-writes.ts";
+import { IntentRecoverer } from "../../../services/data/src/store/intent-recoverer.ts";
 import { retryPolicy } from "../../../services/data/src/store/retry-policy.ts";
 import { RowLocks } from "../../../services/data/src/store/row-locks.ts";
 import { RowQueue } from "../../../services/data/src/store/row-queue.ts";
 import { newIntentId, WriteIntents } from "../../../services/data/src/store/write-intents.ts";
 import { createLogger } from "../../../shared/logger.ts";
 import type { RedisClient } from "../../../shared/redis/clients.ts";
+import { feedStreamKey } from "../../../shared/redis/key-layout.ts";
 import { deleteKeys, isolationPrefix, keysMatching, testRedisClient } from "../../support/stores.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -169,6 +172,48 @@ describe("write intents in Redis", () => {
     const everything =
       JSON.stringify(err, Object.getOwnPropertyNames(err)) + JSON.stringify((err as Error).cause);
     expect(everything).to.not.include("SECRET");
+  });
+
+  describe("the change feed", () => {
+    const stream = () => feedStreamKey(prefix, "acme", "shop.");
+    const batch = (): FeedBatch => ({
+      stream: stream(),
+      maxLength: 1000,
+      maxAgeMs: 3_600_000,
+      entries: [
+        ["tx", "t1", "table", "customer", "verb", "INSERT", "key", '"x"', "row", '{"_id":"x","_ck":"a"}'],
+      ],
+    });
+
+    it("finishing the intent appends its events once; asking again (a lost reply) appends nothing", async () => {
+      const id = newIntentId();
+      expect(await intents.acquire(id, [lock("x", false)], body(), 10_000)).to.equal("taken");
+      const keys = [lock("x", false).key];
+      expect(await intents.finish("acme", id, id, keys, new Set(), 0, batch())).to.equal("finished");
+      expect(await intents.finish("acme", id, id, keys, new Set(), 0, batch())).to.equal("gone");
+      const entries = await redis.xrange(stream(), "-", "+");
+      expect(entries.map(([entryId, flat]) => parseFeedEntry(entryId, flat)?.key)).to.deep.equal(["x"]);
+    });
+
+    it("an intent claimed by recovery is undone and released without events; its writer's late release appends nothing", async () => {
+      const id = newIntentId();
+      expect(await intents.acquire(id, [lock("x", false)], body(), 1)).to.equal("taken");
+      const recoverer = new IntentRecoverer({
+        intents,
+        // Nothing of the (empty) intent was applied: nothing to undo.
+        undo: async () => [],
+        leaseMs: 10_000,
+        intervalMs: 60_000,
+        logger: createLogger("test", "silent"),
+      });
+      // The lease (1 ms) runs out by itself; recovery finds the intent once it has.
+      let recovered = 0;
+      while (recovered === 0) recovered = await recoverer.runOnce();
+      expect(await intents.finish("acme", id, id, [lock("x", false).key], new Set(), 0, batch())).to.equal(
+        "gone",
+      );
+      expect(await redis.exists(stream())).to.equal(0);
+    });
   });
 
   describe("row-lock sessions", () => {

@@ -10,10 +10,12 @@
  * periodic run is an hour away), so the process under test does the work.
  */
 import { expect } from "chai";
+import type { RedisClient } from "../../../shared/redis/clients.ts";
 import { type DataProcess, dataServiceEnv, startDataProcess } from "../../support/data-process.ts";
+import { feedEvents } from "../../support/feed.ts";
 import { call, projectClient } from "../../support/http.ts";
 import { startPlatform } from "../../support/platform.ts";
-import { testStores } from "../../support/stores.ts";
+import { testRedisClient, testStores } from "../../support/stores.ts";
 import { MongoProxy } from "./mongo-proxy.ts";
 import { expectCutOff, type ProxiedDataService, startProxiedDataService } from "./proxied-data-service.ts";
 import {
@@ -119,9 +121,11 @@ describe("write intents: recovery after a process dies mid-commit", function () 
   this.timeout(90_000);
   let s: CanonicalSetup;
   let proxy: MongoProxy;
+  let redis: RedisClient;
   const children: DataProcess[] = [];
 
   before(async () => {
+    redis = await testRedisClient();
     // The platform's writers give up on locked rows after 1.5 s.
     const platform = await startPlatform({ WRITE_RECOVERY_INTERVAL_MS: "3600000", QUERY_TIMEOUT_MS: "1500" });
     s = await setupProject(undefined, { platform });
@@ -131,6 +135,7 @@ describe("write intents: recovery after a process dies mid-commit", function () 
     for (const c of children) c.child.kill("SIGKILL");
     await proxy.close();
     await s.platform.close();
+    await redis.quit();
   });
 
   it("SIGKILL while a write is held: the rows stay locked; a restarted process undoes the applied writes and frees them", async () => {
@@ -176,7 +181,12 @@ describe("write intents: recovery after a process dies mid-commit", function () 
     expect(await metricWhen(second.base, "tessera_write_intents_recovered_total", 1)).to.equal(1);
     expect(await metric(second.base, "tessera_write_intents_pending")).to.equal(0);
 
+    // The change feed has no event of the undone write, and the next write's events.
+    const feedBefore = await feedEvents(redis, s.platform.dataConfig.REDIS_PREFIX);
+    expect(feedBefore.filter((e) => e.row?.qty_ordered === 2)).to.deep.equal([]);
     await expectLineAccepted(s, projectClient(second.base, "acme", "shop"), fixture, 4);
+    const added = (await feedEvents(redis, s.platform.dataConfig.REDIS_PREFIX)).slice(feedBefore.length);
+    expect(added.filter((e) => e.table === "lineitem").map((e) => e.row?.qty_ordered)).to.deep.equal([4]);
     second.child.kill("SIGTERM");
     expect(await second.exited).to.equal(0);
   });

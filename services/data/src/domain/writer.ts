@@ -75,7 +75,12 @@ export async function executeWrite(
     const plan = new WritePlan(store, req.project);
     await planRequest({ store, req, plan, objectCount: 0 });
     if (extend) await extend(plan, req.principal, { resource: req.resource, version });
-    return { writes: plan.writes(), value: plan, duplicate: (write) => duplicateKey(plan, write) };
+    return {
+      writes: plan.writes(),
+      value: plan,
+      duplicate: (write) => duplicateKey(plan, write),
+      rulesOf: (write) => rulesOfWrite(plan, write),
+    };
   });
   return {
     changes: plan.changes,
@@ -100,6 +105,13 @@ async function planRequest(ctx: Ctx): Promise<void> {
       urlKey: req.urlKey,
     });
   }
+}
+
+/** The names of the rules that ran for the row a planned write changes. */
+function rulesOfWrite(plan: WritePlan, write: RowWrite): string[] {
+  const row = write.kind === "delete" ? write.before : write.after;
+  const change = plan.planned(plan.project.tables.get(write.table)!, row._id);
+  return change ? plan.rulesOf(change).map((r) => r.name) : [];
 }
 
 /** Per changed object, in txsummary order: the rules that ran for it. */

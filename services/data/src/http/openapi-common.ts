@@ -109,6 +109,13 @@ export const PARAMETERS: Record<string, Json> = {
     name: "ignoredeleted",
     ...flag("Deleting an object that does not exist answers 200 with an empty summary.", false),
   },
+  lastEventId: {
+    name: "Last-Event-ID",
+    in: "header",
+    required: false,
+    description: "Live queries only: resume after this change-feed position, without a snapshot.",
+    schema: { type: "string", pattern: "^[0-9]+-[0-9]+$" },
+  },
   enablePasswordChange: {
     name: "enablePasswordChange!",
     in: "query",

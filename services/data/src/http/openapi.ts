@@ -238,6 +238,18 @@ interface Security {
   write: Json[];
 }
 
+/** The answer of a live query: Server-Sent Events. */
+const LIVE_QUERY_STREAM: Json = {
+  schema: {
+    type: "string",
+    description:
+      "Server-Sent Events: `snapshot` (the page a GET answers), then `change` (one object the key may see, " +
+      "with `@metadata.verb` INSERT, UPDATE or DELETE; `id:` its position in the change feed); `reset` when " +
+      "`Last-Event-ID` names a position no longer kept; `cut` (a slow client; resume with Last-Event-ID) " +
+      "and `closed` (the key was revoked or expired; the error body) end the stream. Comment lines are heartbeats.",
+  },
+};
+
 /** The paths of one resource and the schemas they use; undefined when the view allows nothing on it. */
 function resourcePaths(
   resource: ResourceModel,
@@ -267,8 +279,19 @@ function resourcePaths(
       operationId: `list.${name}`,
       summary: `A page of '${name}'`,
       security: security.read,
-      parameters: params(resource.via?.kind === "children" ? READ_CHILDREN_PARAMETERS : READ_LIST_PARAMETERS),
-      responses: { "200": { description: "A page.", content: formattedContent(page) }, ...READ_ERRORS },
+      parameters: params(
+        resource.via?.kind === "children"
+          ? READ_CHILDREN_PARAMETERS
+          : [...READ_LIST_PARAMETERS, "lastEventId"],
+      ),
+      responses: {
+        "200": {
+          description: "A page; with `Accept: text/event-stream`, a live query (docs/realtime.md).",
+          content: { ...formattedContent(page), "text/event-stream": LIVE_QUERY_STREAM },
+        },
+        ...READ_ERRORS,
+        "429": { description: "Too many live queries open for the account or the key (4295)." },
+      },
     };
     object.get = {
       tags,

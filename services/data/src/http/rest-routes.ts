@@ -24,6 +24,7 @@ import { callerAccess, keyAccess } from "./access-view.ts";
 import { answerCsvColumns } from "./answer-csv-columns.ts";
 import { apiDocument, docsFormat } from "./api-docs.ts";
 import { resourceCsvColumns } from "./csv-columns.ts";
+import { type LiveStreams, wantsEventStream } from "./live-stream.ts";
 import {
   describeJavaScriptResource,
   describeResource,
@@ -51,6 +52,8 @@ export interface RestDeps extends ProjectRequestDeps {
   scripts: ScriptRunner;
   /** The `Authorization` scheme words accepted (for the API document). */
   authSchemes: string[];
+  /** Live queries: a GET with `Accept: text/event-stream` (absent when the change feed is off). */
+  live?: LiveStreams;
 }
 
 const column = (name: string) => ({ header: name, path: [name] });
@@ -137,6 +140,10 @@ export function restRouter(deps: RestDeps): Router {
     if (ctx.method === "GET") {
       const format = formatOf(ctx, r.params, r.version);
       await deps.scripts.requestEvents(r, request);
+      if (deps.live && wantsEventStream(ctx)) {
+        if (key) throw errors.malformed("A live query takes a collection URL, not an object's");
+        return deps.live.serve(ctx, r, resource);
+      }
       const page = await readFromParams(deps.tenants, r, resource, key, r.params);
       const answer = await deps.scripts.responseEvents(r, request, { statusCode: 200, body: page }, false);
       respond(ctx, format, answer.body, {

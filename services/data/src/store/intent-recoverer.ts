@@ -7,7 +7,8 @@
  * of it newest first (each undo guarded by the checksum the write set, so
  * writes that never applied are left alone), and then releases the intent and
  * its row locks. An intent it cannot undo yet (the store is still away) is
- * handed back and tried again at a later run.
+ * handed back and tried again at a later run. It releases the intent without
+ * change-feed events (change-feed.ts): an undone write has none.
  */
 import type { Logger } from "../../../../shared/logger.ts";
 import type { PlannedWrite } from "./guarded-writes.ts";

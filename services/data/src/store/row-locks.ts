@@ -13,6 +13,7 @@
  */
 import { errors } from "../../../../shared/errors.ts";
 import type { Logger } from "../../../../shared/logger.ts";
+import type { FeedBatch } from "./change-feed.ts";
 import { ConflictError, type PlannedWrite, rowOf } from "./guarded-writes.ts";
 import { Lease } from "./intent-lease.ts";
 import { backoffMs, type RetryPolicy, sleep } from "./retry-policy.ts";
@@ -181,11 +182,11 @@ export class RowLockSession {
   }
 
   /**
-   * All writes applied: releases the intent and the row locks (one call), leaving a tombstone for
-   * every deleted row. Throws 503 when that cannot be confirmed: the intent then stays for
-   * recovery, which undoes the writes, so the error answer stays true.
+   * All writes applied: releases the intent and the row locks and appends the write's events (one
+   * call), leaving a tombstone for every deleted row. Throws 503 when that cannot be confirmed: the
+   * intent then stays for recovery, which undoes the writes, so the error answer stays true.
    */
-  async committed(writes: PlannedWrite[]): Promise<void> {
+  async committed(writes: PlannedWrite[], feed?: FeedBatch): Promise<void> {
     const { intents, policy } = this.#deps;
     const database = this.#database;
     const deleted = new Set(
@@ -194,7 +195,7 @@ export class RowLockSession {
         .map((w) => intents.lockKey(database, w.collection, rowOf(w)._id)),
     );
     const finish = () =>
-      intents.finish(database, this.#id, this.#id, [...this.#held], deleted, policy.tombstoneMs);
+      intents.finish(database, this.#id, this.#id, [...this.#held], deleted, policy.tombstoneMs, feed);
     // A lost reply is asked again: "gone" then means the first call did it, as long as nobody
     // could have claimed the intent meanwhile (the lease is still ours).
     const outcome = await finish().catch(() => finish().catch((err: unknown) => err));

@@ -53,6 +53,8 @@ export interface Planned<T> {
   value: T;
   /** The error to answer when the store refuses `write` (an insert) because its key is taken. */
   duplicate?: (write: RowWrite & { kind: "insert" }) => Error;
+  /** The names of the rules that ran for the row `write` changes (for the change feed). */
+  rulesOf?: (write: RowWrite) => string[];
 }
 
 /** Plans with `plan` (as often as needed) and commits: plan → lock → re-plan → commit (write-loop.ts). */

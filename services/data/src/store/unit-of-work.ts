@@ -7,8 +7,11 @@
  *    ones that may have applied are undone in reverse, retried while the store
  *    is away for up to the undo window. An undo that cannot finish leaves the
  *    intent to recovery (intent-recoverer.ts), and the answer is 503.
+ * The write's change-feed events (change-feed.ts) are appended by the step that
+ * completes it: the intent's release, or one call right after the transaction.
  */
 import { ApiError, errors } from "../../../../shared/errors.ts";
+import type { FeedBatch } from "./change-feed.ts";
 import { applyWrite, type PlannedWrite, undoWrites } from "./guarded-writes.ts";
 import { backoffMs, type RetryPolicy, sleep } from "./retry-policy.ts";
 import type { RowLockSession } from "./row-locks.ts";
@@ -21,10 +24,11 @@ export async function commitWrites(
   writes: PlannedWrite[],
   locks: RowLockSession,
   policy: RetryPolicy,
+  feed?: { batch: FeedBatch; append: (batch: FeedBatch) => Promise<void> },
 ): Promise<void> {
   if (writes.length === 0) return;
   // A store-connection error leaves as 503/5031 through the error middleware.
-  if (locks.durable) return applyWithUndo(store, database, writes, locks, policy);
+  if (locks.durable) return applyWithUndo(store, database, writes, locks, policy, feed?.batch);
   const session = store.startSession();
   try {
     await session.withTransaction(async () => {
@@ -35,6 +39,8 @@ export async function commitWrites(
   } finally {
     await session.endSession();
   }
+  // The write stands whatever happens now: `append` never throws (change-feed.ts, afterCommit).
+  if (feed) await feed.append(feed.batch);
 }
 
 /** The writes that may have applied when write number `applied` (0-based) failed with `err`, newest first. */
@@ -51,6 +57,7 @@ async function applyWithUndo(
   writes: PlannedWrite[],
   locks: RowLockSession,
   policy: RetryPolicy,
+  feed: FeedBatch | undefined,
 ): Promise<void> {
   let applied = 0;
   locks.beginWrites();
@@ -68,7 +75,7 @@ async function applyWithUndo(
     await locks.leaveForRecovery();
     throw err instanceof ApiError && err.statusCode >= 500 ? err : errors.unavailable("A data store", err);
   }
-  await locks.committed(writes);
+  await locks.committed(writes, feed);
 }
 
 /** Undoes `writes` in order, retrying the failed ones until the window closes; true when all are undone. */

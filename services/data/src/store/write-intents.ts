@@ -41,6 +41,7 @@ import {
   rowLockKey,
 } from "../../../../shared/redis/key-layout.ts";
 import { defineScript, type Script } from "../../../../shared/redis/scripts.ts";
+import { APPEND_FEED_LUA, appendArgs, type FeedBatch } from "./change-feed.ts";
 import type { PlannedWrite } from "./guarded-writes.ts";
 import type { RowId } from "./tenant-store.ts";
 
@@ -69,23 +70,26 @@ redis.call('HSETNX', KEYS[2], 'since', now)
 redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), id)
 return 1 + stale`;
 
-// KEYS: intents, intent, row locks…; ARGV: id, owner, tombstone ms, then per row lock '1' to leave
-// a delete tombstone. Returns 1 (finished), 2 (already gone), 0 (another owner works it).
-const FINISH = `
+// KEYS: intents, intent, feed stream, row locks…; ARGV: id, owner, tombstone ms, then the feed's
+// entries, max length and max age (change-feed.ts), then per row lock '1' to leave a delete
+// tombstone. Appends the entries only when it finishes the intent. Returns 1 (finished), 2 (already
+// gone), 0 (another owner works it).
+const FINISH = `${APPEND_FEED_LUA}
 local owner = redis.call('HGET', KEYS[2], 'owner')
 if not owner then
   redis.call('ZREM', KEYS[1], ARGV[1])
   return 2
 end
 if owner ~= ARGV[2] then return 0 end
-for i = 3, #KEYS do
+for i = 4, #KEYS do
   if redis.call('GET', KEYS[i]) == ARGV[1] then
-    if ARGV[i + 1] == '1' then redis.call('SET', KEYS[i], '~deleted', 'PX', ARGV[3])
+    if ARGV[i + 3] == '1' then redis.call('SET', KEYS[i], '~deleted', 'PX', ARGV[3])
     else redis.call('DEL', KEYS[i]) end
   end
 end
 redis.call('DEL', KEYS[2])
 redis.call('ZREM', KEYS[1], ARGV[1])
+append_feed(KEYS[3], 4)
 return 1`;
 
 // KEYS: intents, intent; ARGV: id, owner, lease ms ('' hands the intent over to recovery now).
@@ -295,7 +299,9 @@ export class WriteIntents {
 
   /**
    * Releases intent `id` of `database` and its row locks if `owner` still works it; rows in
-   * `deleted` keep a tombstone for `tombstoneMs`. "gone": there was no such intent (any more).
+   * `deleted` keep a tombstone for `tombstoneMs`; the events of `feed` (a stream of `database`)
+   * are appended in the same step, only when it finishes the intent. "gone": there was no such
+   * intent (any more), and nothing was appended.
    */
   async finish(
     database: string,
@@ -304,15 +310,20 @@ export class WriteIntents {
     keys: string[],
     deleted: ReadonlySet<string>,
     tombstoneMs: number,
+    feed?: FeedBatch,
   ): Promise<FinishOutcome> {
+    const intentKey = this.#intentKey(database, id);
     const r = await this.#scripts.finish(
-      2 + keys.length,
+      3 + keys.length,
       this.#index(database),
-      this.#intentKey(database, id),
+      intentKey,
+      // Without events the script needs no stream: any key of the slot stands in.
+      feed?.stream ?? intentKey,
       ...keys,
       id,
       owner,
       tombstoneMs,
+      ...appendArgs(feed),
       ...keys.map((k) => (deleted.has(k) ? "1" : "0")),
     );
     return r === 1 ? "finished" : r === 2 ? "gone" : "lost";

@@ -9,6 +9,7 @@
  * docs/architecture.md shows where it sits in a write.
  */
 import type { Logger } from "../../../../shared/logger.ts";
+import type { ChangeFeed, FeedBatch } from "./change-feed.ts";
 import { ConflictError, type PlannedWrite } from "./guarded-writes.ts";
 import { DuplicateKeyError } from "./mongo-errors.ts";
 import { backoffMs, type RetryPolicy, sleep } from "./retry-policy.ts";
@@ -23,6 +24,8 @@ export interface WriteLoopDeps {
   locks: RowLocks;
   policy: RetryPolicy;
   logger: Logger;
+  /** The change feed; none when it is switched off (FEED_ENABLED=false). */
+  feed?: ChangeFeed;
 }
 
 /** A plan's row writes as the store writes them (by collection). */
@@ -40,7 +43,7 @@ function duplicateOf<T>(planned: Planned<T>, storage: TenantStorage, err: Duplic
 }
 
 export function createWriteLoop(deps: WriteLoopDeps): WriteLoop {
-  const { store, locks, policy, logger } = deps;
+  const { store, locks, policy, logger, feed } = deps;
   return {
     async run(storage, plan) {
       const durable = !(await store.supportsTransactions());
@@ -53,7 +56,11 @@ export function createWriteLoop(deps: WriteLoopDeps): WriteLoop {
           const stale = await session.hold(writes, plannedAt);
           if (stale && attempt < policy.maxPlans) continue;
           try {
-            await commitWrites(store, storage.database, writes, session, policy);
+            const events = feed && {
+              batch: feed.batch(storage, planned.writes, planned.rulesOf),
+              append: (batch: FeedBatch) => feed.afterCommit(batch),
+            };
+            await commitWrites(store, storage.database, writes, session, policy, events);
           } catch (err) {
             // The unit of work has undone what it applied; the locks are still held.
             if (err instanceof DuplicateKeyError) throw duplicateOf(planned, storage, err);

@@ -1,0 +1,151 @@
+/**
+ * One reader per project stream and process (docs/realtime.md): while a
+ * project has live subscribers here, one Redis connection of this process
+ * follows its change feed with a blocking XREAD and hands every batch of
+ * events to each subscriber; the last subscriber to leave stops it. Each data
+ * replica follows the streams of its own subscribers, so the feed reaches them
+ * whichever replica served the write.
+ */
+import type { Logger } from "../../../../shared/logger.ts";
+import type { RedisClient } from "../../../../shared/redis/clients.ts";
+import { type FeedEvent, parseFeedEntry } from "../store/change-feed.ts";
+
+export type FeedListener = (events: FeedEvent[]) => void;
+
+/** Compares two stream ids (`<ms>-<seq>`). */
+export function compareIds(a: string, b: string): number {
+  const [am = 0n, as = 0n] = a.split("-").map((x) => BigInt(x));
+  const [bm = 0n, bs = 0n] = b.split("-").map((x) => BigInt(x));
+  return am !== bm ? (am < bm ? -1 : 1) : as === bs ? 0 : as < bs ? -1 : 1;
+}
+
+/** A stream id as a client sends it back (`Last-Event-ID`): `<ms>-<seq>`, else null. */
+export function parseStreamId(text: string | undefined): string | null {
+  return text !== undefined && /^\d{1,20}-\d{1,20}$/.test(text) ? text : null;
+}
+
+class StreamFollower {
+  readonly listeners = new Set<FeedListener>();
+  #stopped = false;
+  readonly #stream: string;
+  readonly #connection: RedisClient;
+  readonly #blockMs: number;
+  readonly #logger: Logger;
+
+  constructor(stream: string, connection: RedisClient, blockMs: number, logger: Logger) {
+    this.#stream = stream;
+    this.#connection = connection;
+    this.#blockMs = blockMs;
+    this.#logger = logger;
+  }
+
+  /** Follows the stream from `after` until stopped. */
+  async run(after: string): Promise<void> {
+    let last = after;
+    while (!this.#stopped) {
+      try {
+        const reply = await this.#connection.xread(
+          "COUNT",
+          1000,
+          "BLOCK",
+          this.#blockMs,
+          "STREAMS",
+          this.#stream,
+          last,
+        );
+        const entries = reply?.[0]?.[1] ?? [];
+        if (entries.length === 0) continue;
+        last = entries[entries.length - 1]![0];
+        const events = entries.flatMap(([id, flat]) => parseFeedEntry(id, flat) ?? []);
+        for (const listener of this.listeners) listener(events);
+      } catch (err) {
+        if (this.#stopped) return;
+        this.#logger.warn({ error: err instanceof Error ? err.name : typeof err }, "change feed read failed");
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    }
+  }
+
+  stop(): void {
+    this.#stopped = true;
+    this.#connection.disconnect();
+  }
+}
+
+export class FeedHub {
+  readonly #followers = new Map<string, StreamFollower>();
+  readonly #redis: RedisClient;
+  readonly #connect: () => RedisClient;
+  readonly #blockMs: number;
+  readonly #logger: Logger;
+
+  /** `connect` opens a connection of its own for each followed stream (XREAD BLOCK holds it). */
+  constructor(redis: RedisClient, connect: () => RedisClient, logger: Logger, blockMs = 5000) {
+    this.#redis = redis;
+    this.#connect = connect;
+    this.#logger = logger;
+    this.#blockMs = blockMs;
+  }
+
+  /** The id of the newest event of `stream` (`0-0` when it has none). */
+  async position(stream: string): Promise<string> {
+    const newest = await this.#redis.xrevrange(stream, "+", "-", "COUNT", 1);
+    return newest[0]?.[0] ?? "0-0";
+  }
+
+  /**
+   * Whether `after` is no position to resume from: events after it may have been trimmed away
+   * (retention: the oldest event kept is later, or none is kept), or the stream never reached it
+   * (a position of another stream). Errs on the side of "lost" (the reader starts afresh).
+   */
+  async lost(stream: string, after: string): Promise<boolean> {
+    const [oldest, newest] = await Promise.all([
+      this.#redis.xrange(stream, "-", "+", "COUNT", 1),
+      this.position(stream),
+    ]);
+    if (oldest.length === 0) return compareIds(after, "0-0") > 0;
+    return compareIds(oldest[0]![0], after) > 0 || compareIds(after, newest) > 0;
+  }
+
+  /** Up to `count` events of `stream` after `after`, oldest first. */
+  async history(stream: string, after: string, count: number): Promise<FeedEvent[]> {
+    const entries = await this.#redis.xrange(stream, `(${after}`, "+", "COUNT", count);
+    return entries.flatMap(([id, flat]) => parseFeedEntry(id, flat) ?? []);
+  }
+
+  /**
+   * Hands every event appended to `stream` from now on to `listener` (events appended before it
+   * joined may come too: a listener drops what it has seen by id). Returns the unsubscribe call.
+   */
+  async subscribe(stream: string, listener: FeedListener): Promise<() => void> {
+    let follower = this.#followers.get(stream);
+    if (!follower) {
+      const from = await this.position(stream);
+      follower = this.#followers.get(stream);
+      if (!follower) {
+        follower = new StreamFollower(stream, this.#connect(), this.#blockMs, this.#logger);
+        this.#followers.set(stream, follower);
+        void follower.run(from);
+      }
+    }
+    const joined = follower;
+    joined.listeners.add(listener);
+    return () => {
+      joined.listeners.delete(listener);
+      if (joined.listeners.size === 0 && this.#followers.get(stream) === joined) {
+        this.#followers.delete(stream);
+        joined.stop();
+      }
+    };
+  }
+
+  /** Streams followed now (for metrics and tests). */
+  get following(): number {
+    return this.#followers.size;
+  }
+
+  close(): void {
+    for (const f of this.#followers.values()) f.stop();
+    this.#followers.clear();
+  }
+}
