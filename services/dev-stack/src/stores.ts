@@ -16,6 +16,8 @@ export interface StartedStore {
 
 const repoRoot = path.resolve(import.meta.dirname, "../../..");
 export const ferretdbBinary = path.join(repoRoot, ".tools/bin/ferretdb");
+/** FerretDB built without Tessera's patch: only the differential test of the patch uses it. */
+export const ferretdbStockBinary = path.join(repoRoot, ".tools/bin/ferretdb-stock");
 
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -80,14 +82,18 @@ export function stopper(child: ChildProcess): () => Promise<void> {
 }
 
 /** Starts FerretDB with its SQLite backend, state under `stateDir`. */
-export async function startFerretdb(stateDir: string, log: (line: string) => void): Promise<StartedStore> {
-  if (!existsSync(ferretdbBinary)) {
-    throw new Error(`FerretDB is not built (${ferretdbBinary}); run 'make tools' or set MONGO_URL`);
+export async function startFerretdb(
+  stateDir: string,
+  log: (line: string) => void,
+  binary = ferretdbBinary,
+): Promise<StartedStore> {
+  if (!existsSync(binary)) {
+    throw new Error(`FerretDB is not built (${binary}); run 'make tools' or set MONGO_URL`);
   }
   mkdirSync(stateDir, { recursive: true });
   const port = await freePort();
   const child = spawn(
-    ferretdbBinary,
+    binary,
     [
       "--handler=sqlite",
       `--sqlite-url=file:${stateDir}/`,
