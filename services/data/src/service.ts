@@ -21,6 +21,7 @@ import { createAuditTrail } from "./domain/audit-trail.ts";
 import { checkFilterText } from "./domain/filter-check.ts";
 import { parseProjectDefinition } from "./domain/project-definition.ts";
 import { compileProject } from "./domain/project-model.ts";
+import { definitionIndexes } from "./domain/table-indexes.ts";
 import { createCustomProviderFactory } from "./providers/custom-provider-factory.ts";
 import { createProviderRegistry } from "./providers/provider-registry.ts";
 import { createLogic } from "./rules/index.ts";
@@ -30,6 +31,7 @@ import { AuditStore } from "./store/audit-store.ts";
 import { undoWrites } from "./store/guarded-writes.ts";
 import { IntentRecoverer } from "./store/intent-recoverer.ts";
 import { Leases } from "./store/leases.ts";
+import { createMetaIndexes } from "./store/meta-model.ts";
 import { MetaStore, type ProjectWithStorage } from "./store/meta-store.ts";
 import { ProjectCache } from "./store/project-cache.ts";
 import { retryPolicy } from "./store/retry-policy.ts";
@@ -38,6 +40,7 @@ import { RowLocks } from "./store/row-locks.ts";
 import { RowQueue } from "./store/row-queue.ts";
 import { StorageNames } from "./store/storage-names.ts";
 import { DeletedStorageSweeper } from "./store/storage-sweeper.ts";
+import { TableIndexStore } from "./store/table-index-store.ts";
 import type { WriteLoop } from "./store/tenant-rows.ts";
 import { TenantStore } from "./store/tenant-store.ts";
 import { WriteIntents } from "./store/write-intents.ts";
@@ -98,6 +101,7 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
     config.REDIS_PREFIX,
   );
   const { writeLoop, recoverer } = createWritePath(config, tenants, redis, metrics, logger);
+  const tableIndexes = new TableIndexStore(tenants, logger);
   const compile = (stored: ProjectWithStorage) => {
     const parsed = parseProjectDefinition(stored.definition);
     if (!parsed.ok) throw new Error(`stored definition of ${stored.account}/${stored.name} no longer parses`);
@@ -105,6 +109,8 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
     const compiled = compileProject({ account, name, uid, revision, storage }, parsed.definition);
     if (!compiled.ok)
       throw new Error(`stored definition of ${stored.account}/${stored.name} no longer compiles`);
+    // Once per revision and process: projects stored before their indexes existed get them too.
+    void tableIndexes.apply(storage, definitionIndexes(parsed.definition));
     return compiled.model;
   };
   const projects = new ProjectCache({
@@ -175,6 +181,7 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
     auditTrail: createAuditTrail(meta, audit),
     leases: new Leases(redis, config.REDIS_PREFIX, { holdMs: leaseMs, waitMs: leaseMs }),
     tenants,
+    indexes: tableIndexes,
     writeLoop,
     projects,
     providers: createProviderRegistry({ meta, hasher, custom: custom.providerFor }),
@@ -190,6 +197,7 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
     maxBodyBytes: config.MAX_BODY_BYTES,
     now: Date.now,
   };
+  void createMetaIndexes(connection, logger);
   return {
     app: buildDataApp(deps),
     deps,

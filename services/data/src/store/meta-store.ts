@@ -114,7 +114,7 @@ export class MetaStore {
     });
     this.users = model<UserDoc>("User", "users", {
       _id: String,
-      account: String,
+      account: { type: String, index: true },
       project: String,
       username: String,
       passwordHash: String,
