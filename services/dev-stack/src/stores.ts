@@ -12,6 +12,8 @@ export interface StartedStore {
   url: string;
   /** Present when we started the process; stop() ends it. */
   stop: () => Promise<void>;
+  /** The process id, when we started the process. */
+  pid?: number;
 }
 
 const repoRoot = path.resolve(import.meta.dirname, "../../..");
@@ -86,6 +88,7 @@ export async function startFerretdb(
   stateDir: string,
   log: (line: string) => void,
   binary = ferretdbBinary,
+  env: Record<string, string> = {},
 ): Promise<StartedStore> {
   if (!existsSync(binary)) {
     throw new Error(`FerretDB is not built (${binary}); run 'make tools' or set MONGO_URL`);
@@ -103,12 +106,12 @@ export async function startFerretdb(
       "--log-level=error",
       `--state-dir=${stateDir}`,
     ],
-    { stdio: ["ignore", "ignore", "pipe"] },
+    { stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, ...env } },
   );
   child.stderr?.on("data", (chunk: Buffer) => log(`ferretdb: ${chunk.toString().trim()}`));
   tieToThisProcess(child);
   await waitForPort(port, child, "FerretDB");
-  return { url: `mongodb://127.0.0.1:${port}/`, stop: stopper(child) };
+  return { url: `mongodb://127.0.0.1:${port}/`, stop: stopper(child), pid: child.pid };
 }
 
 /** Starts redis-server with AOF persistence under `stateDir`. */

@@ -1,6 +1,7 @@
 /** Every scenario, in the order `make bench` runs them. Add new ones here. */
 import type { Scenario } from "../lib/types.ts";
 import { dataVsFloor } from "./data-vs-floor.ts";
+import { growth } from "./growth.ts";
 import { insertGrowth } from "./insert-growth.ts";
 import { keyValidation } from "./key-validation.ts";
 import { customProviderLogin, rulesCascade, rulesGrandparent, sandboxOverhead } from "./logic.ts";
@@ -23,4 +24,5 @@ export const scenarios: Scenario[] = [
   customProviderLogin,
   responseFormats,
   scripts,
+  growth,
 ];
