@@ -34,8 +34,11 @@ function count(name: string, fallback: number): number {
 
 const LARGE = count("BENCH_GROWTH_ROWS", 100_000);
 const SMALL = count("BENCH_GROWTH_SMALL", 1_000);
-/** Orders that DELETE removes, on top of each size's orders (each is deleted once). */
-const DELETABLE = SMALL;
+/**
+ * Orders that DELETE removes, on top of each size's orders (each is deleted once; more requests
+ * than this answer 404, reported as failures): enough for the default duration and rounds.
+ */
+const DELETABLE = count("BENCH_GROWTH_DELETABLE", 5_000);
 
 const SIZES = { small: SMALL, large: LARGE } as const;
 type Size = keyof typeof SIZES;
