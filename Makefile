@@ -48,16 +48,30 @@ node_modules/.installed: package.json package-lock.json $(NODE_TARGET)
 
 # The module proxy here refuses version lists, and the module zip lacks FerretDB's generated
 # version file, so build from a writable copy of the pinned module with that file written in.
-$(FERRETDB):
-	@echo "[tools] building FerretDB $(FERRETDB_VERSION) (first time only; a few minutes)"
-	@rm -rf $(TOOLS)/ferretdb-build && mkdir -p $(TOOLS)/ferretdb-build $(TOOLS)/bin
-	@cd $(TOOLS)/ferretdb-build && go mod init ferretdb-build >/dev/null 2>&1 \
+# The build used by `make run` and the tests carries Tessera's patch (docs/operations.md §FerretDB):
+# it is rebuilt whenever the patch changes. The stock build is only for the differential test
+# (test/integration/data/ferretdb-pushdown.test.ts), which compares the two.
+FERRETDB_STOCK := $(TOOLS)/bin/ferretdb-stock
+FERRETDB_PATCH := $(CURDIR)/services/dev-stack/ferretdb.patch
+# $(call build-ferretdb,<output binary>,<patch file or empty>)
+define build-ferretdb
+	@echo "[tools] building FerretDB $(FERRETDB_VERSION)$(if $(2), with $(notdir $(2))) (first time only; a few minutes)"
+	@rm -rf $(1).build && mkdir -p $(1).build $(TOOLS)/bin
+	@cd $(1).build && go mod init ferretdb-build >/dev/null 2>&1 \
 	  && go mod download github.com/FerretDB/FerretDB@$(FERRETDB_VERSION) \
 	  && src=$$(go mod download -json github.com/FerretDB/FerretDB@$(FERRETDB_VERSION) | sed -n 's/.*"Dir": "\(.*\)",/\1/p') \
 	  && cp -r "$$src" src && chmod -R u+w src \
 	  && echo $(FERRETDB_VERSION) > src/build/version/version.txt \
-	  && cd src && GOFLAGS=-mod=mod go build -trimpath -o $(FERRETDB) ./cmd/ferretdb
-	@rm -rf $(TOOLS)/ferretdb-build
+	  && cd src $(if $(2),&& patch -p1 --quiet < $(2)) \
+	  && GOFLAGS=-mod=mod go build -trimpath -o $(1) ./cmd/ferretdb
+	@rm -rf $(1).build
+endef
+
+$(FERRETDB): $(FERRETDB_PATCH)
+	$(call build-ferretdb,$@,$(FERRETDB_PATCH))
+
+$(FERRETDB_STOCK):
+	$(call build-ferretdb,$@,)
 
 redis: ## Make sure a Redis is reachable (REDIS_URL, 127.0.0.1:6379, or an installed redis-server)
 	@if [ -n "$$REDIS_URL" ] || (exec 3<>/dev/tcp/127.0.0.1/6379) 2>/dev/null || command -v redis-server >/dev/null; then :; \
@@ -113,7 +127,7 @@ check: typecheck lint ## Type-check and lint
 unit: node_modules/.installed ## Unit tests (no stores)
 	@NODE_OPTIONS=--no-node-snapshot mocha 'test/unit/**/*.test.ts'
 
-integration: runtime-tools chromium ## Integration tests against real FerretDB/MongoDB and Redis, through the gateway; the console in Chromium
+integration: runtime-tools $(FERRETDB) $(FERRETDB_STOCK) chromium ## Integration tests against real FerretDB/MongoDB and Redis, through the gateway; the console in Chromium
 	@NODE_OPTIONS=--no-node-snapshot mocha --timeout 60000 'test/integration/**/*.test.ts'
 
 contract: runtime-tools ## Consumer-driven contract tests (Pact): auth's data-service client vs the data service's internal API

@@ -22,6 +22,7 @@ import { createAuditTrail } from "./domain/audit-trail.ts";
 import { checkFilterText } from "./domain/filter-check.ts";
 import { parseProjectDefinition } from "./domain/project-definition.ts";
 import { compileProject, programKeyPrefix } from "./domain/project-model.ts";
+import { definitionIndexes } from "./domain/table-indexes.ts";
 import { FeedHub } from "./feed/feed-hub.ts";
 import type { LiveLimits } from "./http/live-stream.ts";
 import { createCustomProviderFactory } from "./providers/custom-provider-factory.ts";
@@ -36,6 +37,7 @@ import { undoWrites } from "./store/guarded-writes.ts";
 import { purgeIncarnation } from "./store/incarnation-purge.ts";
 import { IntentRecoverer } from "./store/intent-recoverer.ts";
 import { Leases } from "./store/leases.ts";
+import { createMetaIndexes } from "./store/meta-model.ts";
 import { MetaStore, type ProjectWithStorage } from "./store/meta-store.ts";
 import { ProjectCache } from "./store/project-cache.ts";
 import { retryPolicy } from "./store/retry-policy.ts";
@@ -44,6 +46,7 @@ import { RowLocks } from "./store/row-locks.ts";
 import { RowQueue } from "./store/row-queue.ts";
 import { StorageNames } from "./store/storage-names.ts";
 import { DeletedStorageSweeper } from "./store/storage-sweeper.ts";
+import { TableIndexStore } from "./store/table-index-store.ts";
 import type { WriteLoop } from "./store/tenant-rows.ts";
 import { TenantStore } from "./store/tenant-store.ts";
 import { UserStore } from "./store/user-store.ts";
@@ -115,6 +118,7 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
     "Live queries ended because the client read slower than the changes came (it resumes)",
     [],
   );
+  const tableIndexes = new TableIndexStore(tenants, logger);
   const compile = (stored: ProjectWithStorage) => {
     const parsed = parseProjectDefinition(stored.definition);
     if (!parsed.ok) throw new Error(`stored definition of ${stored.account}/${stored.name} no longer parses`);
@@ -122,6 +126,8 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
     const compiled = compileProject({ account, name, uid, revision, storage }, parsed.definition);
     if (!compiled.ok)
       throw new Error(`stored definition of ${stored.account}/${stored.name} no longer compiles`);
+    // Once per revision and process: projects stored before their indexes existed get them too.
+    void tableIndexes.apply(storage, definitionIndexes(parsed.definition));
     return compiled.model;
   };
   // Validation, and removal of deleted projects' keys: the auth service mints keys, so records are
@@ -211,6 +217,7 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
     auditTrail: createAuditTrail(meta, audit),
     leases: new Leases(redis, config.REDIS_PREFIX, { holdMs: leaseMs, waitMs: leaseMs }),
     tenants,
+    indexes: tableIndexes,
     writeLoop,
     live: hub && feed && { hub, feed, limits: liveLimits(config), onCut: () => liveCuts.inc() },
     projects,
@@ -232,6 +239,7 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
     maxBodyBytes: config.MAX_BODY_BYTES,
     now: Date.now,
   };
+  void createMetaIndexes(connection, logger);
   return {
     app: buildDataApp(deps),
     deps,

@@ -12,10 +12,14 @@ export interface StartedStore {
   url: string;
   /** Present when we started the process; stop() ends it. */
   stop: () => Promise<void>;
+  /** The process id, when we started the process. */
+  pid?: number;
 }
 
 const repoRoot = path.resolve(import.meta.dirname, "../../..");
 export const ferretdbBinary = path.join(repoRoot, ".tools/bin/ferretdb");
+/** FerretDB built without Tessera's patch: only the differential test of the patch uses it. */
+export const ferretdbStockBinary = path.join(repoRoot, ".tools/bin/ferretdb-stock");
 
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -80,14 +84,19 @@ export function stopper(child: ChildProcess): () => Promise<void> {
 }
 
 /** Starts FerretDB with its SQLite backend, state under `stateDir`. */
-export async function startFerretdb(stateDir: string, log: (line: string) => void): Promise<StartedStore> {
-  if (!existsSync(ferretdbBinary)) {
-    throw new Error(`FerretDB is not built (${ferretdbBinary}); run 'make tools' or set MONGO_URL`);
+export async function startFerretdb(
+  stateDir: string,
+  log: (line: string) => void,
+  binary = ferretdbBinary,
+  env: Record<string, string> = {},
+): Promise<StartedStore> {
+  if (!existsSync(binary)) {
+    throw new Error(`FerretDB is not built (${binary}); run 'make tools' or set MONGO_URL`);
   }
   mkdirSync(stateDir, { recursive: true });
   const port = await freePort();
   const child = spawn(
-    ferretdbBinary,
+    binary,
     [
       "--handler=sqlite",
       `--sqlite-url=file:${stateDir}/`,
@@ -97,12 +106,12 @@ export async function startFerretdb(stateDir: string, log: (line: string) => voi
       "--log-level=error",
       `--state-dir=${stateDir}`,
     ],
-    { stdio: ["ignore", "ignore", "pipe"] },
+    { stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, ...env } },
   );
   child.stderr?.on("data", (chunk: Buffer) => log(`ferretdb: ${chunk.toString().trim()}`));
   tieToThisProcess(child);
   await waitForPort(port, child, "FerretDB");
-  return { url: `mongodb://127.0.0.1:${port}/`, stop: stopper(child) };
+  return { url: `mongodb://127.0.0.1:${port}/`, stop: stopper(child), pid: child.pid };
 }
 
 /** Starts redis-server with AOF persistence under `stateDir`. */

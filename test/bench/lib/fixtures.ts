@@ -159,3 +159,16 @@ function seconds(since: number): string {
 export function authHeaders(fixtures: Fixtures): Record<string, string> {
   return keyHeader(fixtures.key);
 }
+
+/** A project of a scenario's own (created by this call) and a key of its role "Full access". */
+export async function benchProject(
+  stack: Stack,
+  project: string,
+  definition: unknown,
+): Promise<{ key: string; client: ReturnType<typeof projectClient> }> {
+  const admin = adminClient(stack.baseUrl, stack.adminToken);
+  expectStatus(await admin.putProject(ACCOUNT, project, definition), 201, `PUT project ${project}`);
+  const created = await admin.createKey(ACCOUNT, project, { name: "bench", roles: ["Full access"] });
+  expectStatus(created, 201, `POST apikeys (${project})`);
+  return { key: created.body.apikey as string, client: projectClient(stack.baseUrl, ACCOUNT, project) };
+}

@@ -3,6 +3,7 @@ import type { Scenario } from "../lib/types.ts";
 import { changeFeed } from "./change-feed.ts";
 import { dataVsFloor } from "./data-vs-floor.ts";
 import { fairShare } from "./fair-share.ts";
+import { growth } from "./growth.ts";
 import { insertGrowth } from "./insert-growth.ts";
 import { keyValidation } from "./key-validation.ts";
 import { customProviderLogin, rulesCascade, rulesGrandparent, sandboxOverhead } from "./logic.ts";
@@ -27,4 +28,5 @@ export const scenarios: Scenario[] = [
   scripts,
   fairShare,
   changeFeed,
+  growth,
 ];

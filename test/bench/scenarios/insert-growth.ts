@@ -7,8 +7,8 @@
  * small while it is measured. The same pair on the floor server (one insertOne,
  * nothing else) tells what the store itself does as a collection grows.
  */
-import { adminClient, keyHeader, projectClient } from "../../support/http.ts";
-import { ACCOUNT, BATCH, expectStatus } from "../lib/fixtures.ts";
+import { keyHeader } from "../../support/http.ts";
+import { BATCH, benchProject, expectStatus } from "../lib/fixtures.ts";
 import type { Scenario } from "../lib/types.ts";
 
 const CONNECTIONS = 10;
@@ -42,12 +42,7 @@ export const insertGrowth: Scenario = {
     "as bare insertOne commands on the floor server.",
   async run(ctx) {
     const { stack } = ctx;
-    const admin = adminClient(stack.baseUrl, stack.adminToken);
-    expectStatus(await admin.putProject(ACCOUNT, PROJECT, growthProject()), 201, "PUT growth project");
-    const created = await admin.createKey(ACCOUNT, PROJECT, { name: "bench", roles: ["Full access"] });
-    expectStatus(created, 201, "POST apikeys (growth project)");
-    const key = created.body.apikey as string;
-    const client = projectClient(stack.baseUrl, ACCOUNT, PROJECT);
+    const { key, client } = await benchProject(stack, PROJECT, growthProject());
     const started = Date.now();
     for (let i = 0; i < PRESENT; i += BATCH) {
       const rows = Array.from({ length: BATCH }, (_, j) => ({ id: `pre${i + j}`, name: `row ${i + j}` }));

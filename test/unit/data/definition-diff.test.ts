@@ -60,7 +60,12 @@ describe("definition diff", () => {
             },
           },
         },
-        product: { key: { before: ["product_number"], after: ["product_number", "name"] } },
+        product: {
+          key: { before: ["product_number"], after: ["product_number", "name"] },
+          indexes: {
+            changed: { key: { columns: { before: ["product_number"], after: ["product_number", "name"] } } },
+          },
+        },
         lineitem: { parents: { changed: { order: { children: { before: "lineitems", after: "items" } } } } },
       },
     });

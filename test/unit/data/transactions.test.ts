@@ -110,7 +110,9 @@ describe("unit of work with MongoDB transactions", () => {
 
   it("a duplicate key aborts the transaction with 400", async () => {
     const { store } = storeWith(client, (op) =>
-      op === "insert 2" ? new MongoServerError({ message: "E11000 duplicate key", code: 11000 }) : undefined,
+      op === "insert 2"
+        ? new MongoServerError({ message: "E11000 duplicate key", code: 11000, keyPattern: { _id: 1 } })
+        : undefined,
     );
     const err = await commitWrites(store, "tn_acme", [insert(1), insert(2)], locks, policy).catch(
       (e: unknown) => e,

@@ -36,6 +36,7 @@ import type {
 } from "./project-definition.ts";
 import { ruleName } from "./rule-model.ts";
 import { isJavaScriptResource } from "./script-model.ts";
+import { type TableIndex, tableIndexes } from "./table-indexes.ts";
 
 /** A field that changed; a side is absent when the field was not set there. */
 export interface ValueChange<T = unknown> {
@@ -76,6 +77,8 @@ export interface TableChange {
   columns?: EntryChanges<FieldChanges>;
   /** Relationships to parent tables, by role. */
   parents?: EntryChanges<FieldChanges>;
+  /** The table's store indexes (its own and the key's and foreign keys'), by name. */
+  indexes?: EntryChanges<FieldChanges>;
 }
 
 export interface ResourceChange {
@@ -216,7 +219,12 @@ function tableChange(before: TableDefinition, after: TableDefinition): TableChan
     key: valueChange(before.key, after.key),
     columns: entryChanges(before.columns, after.columns, (b, a) => fieldChanges(b, a)),
     parents: entryChanges(before.parents, after.parents, (b, a) => fieldChanges(b, a)),
+    indexes: entryChanges(indexesByName(before), indexesByName(after), (b, a) => fieldChanges(b, a)),
   });
+}
+
+function indexesByName(table: TableDefinition): Record<string, Omit<TableIndex, "name">> {
+  return Object.fromEntries(tableIndexes(table).map(({ name, ...index }) => [name, index]));
 }
 
 function codeChange(before: string, after: string): CodeChange | undefined {

@@ -18,6 +18,8 @@ import type { Leases } from "../store/leases.ts";
 import type { MetaStore, StoredProject } from "../store/meta-store.ts";
 import type { ProjectCache } from "../store/project-cache.ts";
 import type { RevisionStore } from "../store/revision-store.ts";
+import type { TenantStorage } from "../store/storage-names.ts";
+import type { TableIndex } from "../store/tenant-rows.ts";
 import { type DefinitionDiff, diffDefinitions } from "./definition-diff.ts";
 import { definitionNameProblems } from "./definition-names.ts";
 import { restoreSecrets } from "./definition-secrets.ts";
@@ -29,6 +31,7 @@ import {
   UNSERVED_IDENTITY,
 } from "./project-definition.ts";
 import { compileProject, type FilterChecker, type ProjectModel } from "./project-model.ts";
+import { definitionIndexes } from "./table-indexes.ts";
 
 export interface DefinitionChecks {
   checkFilter: FilterChecker;
@@ -41,11 +44,17 @@ export function projectTag(project: { uid: string; revision: number }): string {
   return `${project.uid}.${project.revision}`;
 }
 
+/** Makes a project's store indexes (store/table-index-store.ts), in the background; never throws. */
+export interface IndexMaker {
+  apply(storage: TenantStorage, wanted: Map<string, TableIndex[]>): Promise<void>;
+}
+
 export interface ProjectChangeDeps {
   meta: MetaStore;
   revisions: RevisionStore;
   projects: ProjectCache<ProjectModel>;
   leases: Leases;
+  indexes?: IndexMaker;
 }
 
 export interface ProjectChange {
@@ -181,8 +190,21 @@ export async function applyProjectChange(
       throw errors.conflict("The project was changed by another request at the same time; try again");
     }
     await deps.projects.changed(account, project);
+    await startIndexes(deps, account, project, definition);
     return { created: !current, uid, revision, summary };
   });
+}
+
+/** Starts making the indexes the definition asks for (the change does not wait for them). */
+async function startIndexes(
+  deps: ProjectChangeDeps,
+  account: string,
+  project: string,
+  definition: ProjectDefinition,
+): Promise<void> {
+  if (!deps.indexes) return;
+  const stored = await deps.meta.getProjectWithStorage(account, project);
+  if (stored) void deps.indexes.apply(stored.storage, definitionIndexes(definition));
 }
 
 /**

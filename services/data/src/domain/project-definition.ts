@@ -40,10 +40,17 @@ const parentSchema = z.strictObject({
   children: name.optional(),
 });
 
+/** A store index for the filters and orders an app uses (table-indexes.ts adds the key's and foreign keys'). */
+const indexSchema = z.strictObject({
+  columns: z.array(columnName).min(1).max(8),
+  unique: z.boolean().optional(),
+});
+
 const tableSchema = z.strictObject({
   key: z.array(columnName).min(1),
   columns: z.record(columnName, columnSchema),
   parents: z.record(name, parentSchema).optional(),
+  indexes: z.array(indexSchema).max(32).optional(),
 });
 
 interface ResourceShape {

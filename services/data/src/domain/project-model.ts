@@ -22,6 +22,7 @@ import type {
 import { checkRuleLibraries } from "./rule-libraries.ts";
 import { compileLogic, type LogicModel } from "./rule-model.ts";
 import { compileVersionScripts, isJavaScriptResource, type VersionScripts } from "./script-model.ts";
+import { type TableIndex, tableIndexes } from "./table-indexes.ts";
 
 export interface ColumnModel {
   name: string;
@@ -52,6 +53,8 @@ export interface TableModel {
   parents: Map<string, Relationship>;
   children: Map<string, Relationship>;
   generatedColumn: string | undefined;
+  /** The store indexes the table has (table-indexes.ts). */
+  indexes: TableIndex[];
 }
 
 export interface AttributeModel {
@@ -231,6 +234,14 @@ function compileTables(definition: ProjectDefinition, { lost, report }: Context)
     });
     if (new Set(t.key).size !== t.key.length)
       report(["tables", tableName, "key"], "key columns must be distinct");
+    (t.indexes ?? []).forEach((index, i) => {
+      index.columns.forEach((c, j) => {
+        if (!columns.has(c) && !lost.has(["tables", tableName, "columns", c]))
+          report(["tables", tableName, "indexes", i, "columns", j], `'${c}' is not a column of the table`);
+      });
+      if (new Set(index.columns).size !== index.columns.length)
+        report(["tables", tableName, "indexes", i, "columns"], "index columns must be distinct");
+    });
     tables.set(tableName, {
       name: tableName,
       key: t.key,
@@ -239,6 +250,7 @@ function compileTables(definition: ProjectDefinition, { lost, report }: Context)
       parents: new Map(),
       children: new Map(),
       generatedColumn: generated[0]?.name,
+      indexes: tableIndexes(t),
     });
   }
   for (const child of tables.values()) {

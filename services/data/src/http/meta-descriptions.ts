@@ -66,6 +66,9 @@ export function describeTable(r: ProjectRequest, table: TableModel, detailed: bo
       }),
     primaryKey: { columns: table.key },
     primaryKeyColumns: table.key,
+    indexes: table.indexes
+      .filter((index) => !columns || index.columns.every((c) => columns.has(c)))
+      .map(({ name, columns, unique, origin }) => ({ name, columns, unique, origin })),
     parents: [...table.parents.values()]
       .filter((p) => visibleTable(p.parentTable))
       .map((p) => ({

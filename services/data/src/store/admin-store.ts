@@ -31,7 +31,7 @@ export class AdminStore {
     this.admins = metaModel<AdminDoc>(
       connection,
       queryTimeoutMs,
-      { name: "Admin", collection: "admins" },
+      { name: "Admin", collection: "admins", indexes: [{ accountUid: 1 }] },
       {
         _id: String,
         account: String,

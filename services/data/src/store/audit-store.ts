@@ -98,7 +98,14 @@ export class AuditStore {
     this.entries = metaModel<AuditDoc>(
       connection,
       queryTimeoutMs,
-      { name: "AuditEntry", collection: "audit" },
+      {
+        name: "AuditEntry",
+        collection: "audit",
+        indexes: [
+          { accountUid: 1, _id: 1 },
+          { account: 1, _id: 1 },
+        ],
+      },
       {
         _id: String,
         at: Date,

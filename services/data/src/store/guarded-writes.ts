@@ -7,7 +7,7 @@
  */
 import type { ClientSession } from "mongodb";
 import { ApiError, ErrorCode } from "../../../../shared/errors.ts";
-import { DuplicateKeyError, isDuplicateKey } from "./mongo-errors.ts";
+import { columnsOf, insertDuplicateError, isDuplicateKey, UniqueIndexError } from "./mongo-errors.ts";
 import type { RowWrite } from "./tenant-rows.ts";
 import type { RowDocument, TenantStore } from "./tenant-store.ts";
 
@@ -38,11 +38,16 @@ export async function applyWrite(
     try {
       await c.insertOne(w.after, { session });
     } catch (err) {
-      if (isDuplicateKey(err)) throw new DuplicateKeyError(w.collection, w.after._id);
-      throw err;
+      if (!isDuplicateKey(err)) throw err;
+      const keyTaken = async () =>
+        (await c.findOne({ _id: w.after._id }, { ...opts, projection: { _id: 1 } })) !== null;
+      throw await insertDuplicateError(err, w.collection, w.after._id, keyTaken);
     }
   } else if (w.kind === "update") {
-    const r = await c.replaceOne({ _id: w.before._id, _ck: w.before._ck }, w.after, opts);
+    const r = await c.replaceOne({ _id: w.before._id, _ck: w.before._ck }, w.after, opts).catch((err) => {
+      if (isDuplicateKey(err)) throw new UniqueIndexError(w.collection, columnsOf(err.keyPattern));
+      throw err;
+    });
     if (r.matchedCount !== 1) throw new ConflictError();
   } else {
     const r = await c.deleteOne({ _id: w.before._id, _ck: w.before._ck }, opts);

@@ -31,6 +31,43 @@ export class DuplicateKeyError extends ApiError {
   }
 }
 
+/**
+ * A write refused because another row has the same values of a unique index's columns
+ * (400 4003); nothing of the request is written.
+ */
+export class UniqueIndexError extends ApiError {
+  constructor(collection: string, columns: string[] | undefined) {
+    const table = collection.split(".").pop();
+    super(
+      400,
+      ErrorCode.badAttribute,
+      columns && columns.length > 0
+        ? `Another row of '${table}' has the same values of (${columns.join(", ")}), which must be unique`
+        : `Another row of '${table}' has the same values of the columns of one of its unique indexes`,
+    );
+  }
+}
+
+/**
+ * The error of a duplicate the store refused on insert: the row's key (`_id`) or a unique index.
+ * MongoDB names the index's key pattern; FerretDB does not, so whether the key is taken is asked.
+ */
+export async function insertDuplicateError(
+  err: unknown,
+  collection: string,
+  id: RowId,
+  keyTaken: () => Promise<boolean>,
+): Promise<ApiError> {
+  const pattern = (err as { keyPattern?: Record<string, unknown> } | null)?.keyPattern;
+  const isKey = pattern ? Object.hasOwn(pattern, "_id") : await keyTaken();
+  return isKey ? new DuplicateKeyError(collection, id) : new UniqueIndexError(collection, columnsOf(pattern));
+}
+
+/** The columns of a unique index an update collided on, when the store names them. */
+export function columnsOf(pattern: Record<string, unknown> | undefined): string[] | undefined {
+  return pattern ? Object.keys(pattern) : undefined;
+}
+
 /** Errors of the MongoDB driver (and mongoose) that mean "the store is not reachable right now". */
 const UNREACHABLE =
   /^(Mongo(Network|NetworkTimeout|ServerSelection|NotConnected|Topology|PoolCleared)Error|MongooseServerSelectionError)$/;

@@ -44,7 +44,12 @@ export class RevisionStore {
     this.revisions = metaModel<RevisionDoc>(
       connection,
       queryTimeoutMs,
-      { name: "ProjectRevision", collection: "project_revisions", minimize: false },
+      {
+        name: "ProjectRevision",
+        collection: "project_revisions",
+        minimize: false,
+        indexes: [{ projectUid: 1, revision: 1 }],
+      },
       {
         _id: String,
         account: String,

@@ -41,6 +41,18 @@ export interface TenantRows {
   nextSequence(storage: TenantStorage, table: string, column: string): Promise<number>;
 }
 
+/**
+ * A store index of a table (domain/table-indexes.ts says which a definition asks for): its name
+ * within the table (the store adds `tessera_`), its columns (ascending) and whether two rows may
+ * share their values.
+ */
+export interface TableIndex {
+  name: string;
+  columns: string[];
+  unique: boolean;
+  origin: "key" | "foreign key" | "definition";
+}
+
 /** One row change of a plan, by table. */
 export type RowWrite =
   | { kind: "insert"; table: string; after: RowDocument }

@@ -59,7 +59,7 @@ export class UserStore {
     this.users = metaModel<UserDoc>(
       connection,
       queryTimeoutMs,
-      { name: "User", collection: "users" },
+      { name: "User", collection: "users", indexes: [{ account: 1 }, { projectUid: 1 }] },
       {
         _id: String,
         account: String,

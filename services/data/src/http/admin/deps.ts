@@ -14,6 +14,7 @@ import type { Leases } from "../../store/leases.ts";
 import type { AccountDoc, MetaStore, StoredProject } from "../../store/meta-store.ts";
 import type { ProjectCache } from "../../store/project-cache.ts";
 import type { RevisionStore } from "../../store/revision-store.ts";
+import type { TableIndexStore } from "../../store/table-index-store.ts";
 import type { TenantStore } from "../../store/tenant-store.ts";
 import type { UserStore } from "../../store/user-store.ts";
 
@@ -28,6 +29,7 @@ export interface AdminRouteDeps extends DefinitionChecks, ProjectChangeDeps {
   auditTrail: AuditSink;
   leases: Leases;
   tenants: TenantStore;
+  indexes: TableIndexStore;
   projects: ProjectCache<ProjectModel>;
   hasher: PasswordHasher;
   maxBodyBytes: number;

@@ -28,7 +28,9 @@ import {
   projectTag,
   requireAccountIncarnation,
 } from "../../domain/project-changes.ts";
+import { parseProjectDefinition } from "../../domain/project-definition.ts";
 import { intParam, parseQueryString, single } from "../../domain/query-params.ts";
+import { definitionIndexes } from "../../domain/table-indexes.ts";
 import type { StoredRevision } from "../../store/revision-store.ts";
 import { type AdminRouteDeps, isoTime, requireAccount, requireAccountUid, requireProject } from "./deps.ts";
 import { page, pageSize } from "./paging.ts";
@@ -111,6 +113,16 @@ export function addProjectRoutes(router: Router, deps: AdminRouteDeps): void {
       await deleteProject(deps, stored);
     });
     ctx.body = { name: project, deleted: true };
+  });
+
+  router.get("/accounts/:account/projects/:project/indexes", async (ctx) => {
+    const { account, project } = where(ctx);
+    await requireAccount(deps, account, ctx);
+    const stored = await deps.meta.getProjectWithStorage(account, project);
+    if (!stored) throw errors.notFound(`No project '${project}' in account '${account}'`);
+    const parsed = parseProjectDefinition(stored.definition);
+    const wanted = parsed.ok ? definitionIndexes(parsed.definition) : new Map();
+    ctx.body = { indexes: await deps.indexes.status(stored.storage, wanted) };
   });
 
   router.get("/accounts/:account/projects/:project/revisions", async (ctx) => {

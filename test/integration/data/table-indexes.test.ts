@@ -1,0 +1,214 @@
+/**
+ * Store indexes from the definition: the key's, every relationship's foreign
+ * key and the tables' own `indexes`, made in the background when a definition
+ * is applied, dropped when it no longer asks for them, shown in the dry-run
+ * diff, in `@tables` and (with their state) in the admin API; a unique index
+ * refuses a second row with the same values at commit (400, nothing written).
+ * The metadata collections get their indexes from the service.
+ */
+import { expect } from "chai";
+import { demoProject } from "../../fixtures/demo-project.ts";
+import { adminClient, projectClient } from "../../support/http.ts";
+import { type Platform, startPlatform } from "../../support/platform.ts";
+
+type Definition = ReturnType<typeof demoProject>;
+
+/** The demo project with indexes of its own on customer. */
+function withIndexes(indexes: { columns: string[]; unique?: boolean }[]): Definition {
+  const definition = demoProject();
+  const customer = definition.tables.customer as Record<string, unknown>;
+  customer.columns = { ...(customer.columns as object), email: { type: "string" } };
+  customer.indexes = indexes;
+  return definition;
+}
+
+/** Polls `check` until it holds (the indexes are made in the background). */
+async function eventually(what: string, check: () => Promise<boolean>): Promise<void> {
+  for (let attempt = 0; attempt < 600; attempt++) {
+    if (await check()) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`never happened: ${what}`);
+}
+
+interface IndexStatus {
+  table: string;
+  name: string;
+  columns: string[];
+  unique: boolean;
+  origin: string;
+  state: string;
+  error?: string;
+}
+
+describe("table indexes from the definition", function () {
+  this.timeout(120_000);
+  let platform: Platform;
+  let admin: ReturnType<typeof adminClient>;
+  let api: ReturnType<typeof projectClient>;
+  let key: string;
+
+  const statuses = async (): Promise<IndexStatus[]> =>
+    (await admin.send("GET", "/accounts/acme/projects/demo/indexes")).body.indexes;
+  const storeIndexes = async (table: string): Promise<string[]> => {
+    const stored = await platform.data.deps.meta.getProjectWithStorage("acme", "demo");
+    const db = platform.data.deps.tenants.db(stored!.storage.database);
+    const indexes = await db
+      .collection(`${stored!.storage.collectionPrefix}${table}`)
+      .listIndexes()
+      .toArray();
+    return indexes.map((i) => String(i.name)).sort();
+  };
+  const allReady = async () => (await statuses()).every((s) => s.state === "ready");
+
+  before(async () => {
+    platform = await startPlatform();
+    admin = adminClient(platform.baseUrl, platform.adminToken);
+    await admin.putAccount("acme");
+    const put = await admin.putProject("acme", "demo", withIndexes([{ columns: ["email"], unique: true }]));
+    expect(put.status).to.equal(201);
+    key = await admin.keyWith("acme", "demo", ["Full access"]);
+    api = projectClient(platform.baseUrl, "acme", "demo");
+    await eventually("every index ready", allReady);
+  });
+
+  after(async () => {
+    await platform?.close();
+  });
+
+  it("makes the key's, the foreign keys' and the definition's indexes, each ready", async () => {
+    const list = (await statuses()).map(({ table, name, columns, unique, origin, state }) => ({
+      table,
+      name,
+      columns,
+      unique,
+      origin,
+      state,
+    }));
+    expect(list).to.deep.equal([
+      { table: "customer", name: "key", columns: ["name"], unique: false, origin: "key", state: "ready" },
+      {
+        table: "customer",
+        name: "ux_email",
+        columns: ["email"],
+        unique: true,
+        origin: "definition",
+        state: "ready",
+      },
+      {
+        table: "purchaseorder",
+        name: "key",
+        columns: ["order_number"],
+        unique: false,
+        origin: "key",
+        state: "ready",
+      },
+      {
+        table: "purchaseorder",
+        name: "fk_customer_name",
+        columns: ["customer_name"],
+        unique: false,
+        origin: "foreign key",
+        state: "ready",
+      },
+    ]);
+    expect(await storeIndexes("customer")).to.deep.equal(["_id_", "tessera_key", "tessera_ux_email"]);
+    expect(await storeIndexes("purchaseorder")).to.deep.equal([
+      "_id_",
+      "tessera_fk_customer_name",
+      "tessera_key",
+    ]);
+  });
+
+  it("shows the table's indexes in @tables", async () => {
+    const reply = await api.get(key, "@tables/customer");
+    expect(reply.body.indexes).to.deep.equal([
+      { name: "key", columns: ["name"], unique: false, origin: "key" },
+      { name: "ux_email", columns: ["email"], unique: true, origin: "definition" },
+    ]);
+  });
+
+  it("shows the indexes a change adds and removes in the dry-run diff", async () => {
+    const reply = await admin.send(
+      "PUT",
+      "/accounts/acme/projects/demo?dryRun=true",
+      withIndexes([{ columns: ["region", "balance"] }]),
+    );
+    expect(reply.status).to.equal(200);
+    expect(reply.body.tables.changed.customer.indexes).to.deep.equal({
+      added: ["ix_region_balance"],
+      removed: ["ux_email"],
+    });
+  });
+
+  it("refuses an insert that repeats a unique index's values: 400, nothing of the request written", async () => {
+    expect((await api.post(key, "customer", { name: "Ann", email: "ann@example.com" })).status).to.equal(201);
+    const reply = await api.post(key, "customer", [
+      { name: "Bob", email: "bob@example.com" },
+      { name: "Ann2", email: "ann@example.com" },
+    ]);
+    expect(reply.status).to.equal(400);
+    expect(reply.body.errorCode).to.equal(4003);
+    expect(reply.body.errorMessage).to.match(/same values/);
+    const names = (await api.get(key, "customer")).body.map((c: { name: string }) => c.name);
+    expect(names).to.deep.equal(["Ann"]);
+  });
+
+  it("refuses an update that repeats a unique index's values: 400, the row unchanged", async () => {
+    const created = await api.post(key, "customer", { name: "Cy", email: "cy@example.com" });
+    expect(created.status).to.equal(201);
+    const row = (await api.get(key, "customer/Cy")).body[0];
+    const reply = await api.put(key, "customer/Cy", {
+      email: "ann@example.com",
+      "@metadata": { checksum: row["@metadata"].checksum },
+    });
+    expect(reply.status).to.equal(400);
+    expect(reply.body.errorCode).to.equal(4003);
+    expect((await api.get(key, "customer/Cy")).body[0].email).to.equal("cy@example.com");
+  });
+
+  it("still answers a repeated key as the key already existing", async () => {
+    const reply = await api.post(key, "customer", { name: "Ann", email: "other@example.com" });
+    expect(reply.status).to.equal(400);
+    expect(reply.body.errorMessage).to.match(/already exists/);
+  });
+
+  it("reports a unique index the rows do not fit as failed, and drops indexes no longer asked for", async () => {
+    expect((await api.post(key, "customer", { name: "Di", region: "west" })).status).to.equal(201);
+    expect((await api.post(key, "customer", { name: "Ed", region: "west" })).status).to.equal(201);
+    const put = await admin.putProject("acme", "demo", withIndexes([{ columns: ["region"], unique: true }]));
+    expect(put.status).to.equal(200);
+    await eventually("the unique region index failed", async () =>
+      (await statuses()).some((s) => s.name === "ux_region" && s.state === "failed"),
+    );
+    const failed = (await statuses()).find((s) => s.name === "ux_region")!;
+    expect(failed.error).to.match(/share values of \(region\)/);
+    await eventually(
+      "ux_email dropped",
+      async () => !(await storeIndexes("customer")).includes("tessera_ux_email"),
+    );
+  });
+
+  it("makes the metadata collections' indexes itself", async () => {
+    const meta = platform.data.deps.tenants.db(platform.dataConfig.META_DB);
+    const has = async (collection: string, key: Record<string, 1>) => {
+      const indexes = await meta
+        .collection(collection)
+        .listIndexes()
+        .toArray()
+        .catch(() => []);
+      return indexes.some((i) => JSON.stringify(i.key) === JSON.stringify(key));
+    };
+    await eventually("metadata indexes", async () =>
+      (
+        await Promise.all([
+          has("audit", { accountUid: 1, _id: 1 }),
+          has("audit", { account: 1, _id: 1 }),
+          has("project_revisions", { projectUid: 1, revision: 1 }),
+          has("admins", { accountUid: 1 }),
+          has("users", { account: 1 }),
+        ])
+      ).every(Boolean),
+    );
+  });
+});
