@@ -351,25 +351,26 @@ describe("JavaScript resources", function () {
 
   it("contains hostile code: loops, memory, huge answers and read floods fail cleanly; others keep working", async () => {
     const other = projectClient(platform.baseUrl, "globex", "shop");
-    // While one of its calls spins, another project's requests are answered.
-    const started = Date.now();
-    const [loop, elsewhere] = await Promise.all([
-      demo.get(full, "Loops"),
-      (async () => {
-        await new Promise((resolve) => setTimeout(resolve, 200));
-        const r = await other.get(globexKey, "customer");
-        return { r, ms: Date.now() - started };
-      })(),
-    ]);
-    expect(elsewhere.r.status).to.equal(200);
-    expect(elsewhere.r.body[0].name).to.equal("GlobexRow");
-    expect(elsewhere.ms, "answered before the loop was stopped").to.be.below(TIMEOUT_MS);
+    // While one of its calls spins, another project's requests are answered: counted while the
+    // loop's answer is still outstanding (the order of events, not a latency).
+    let spinning = true;
+    const looping = demo.get(full, "Loops").finally(() => {
+      spinning = false;
+    });
+    let answeredWhileSpinning = 0;
+    while (spinning) {
+      const r = await other.get(globexKey, "customer");
+      expect(r.status).to.equal(200);
+      expect(r.body[0].name).to.equal("GlobexRow");
+      if (spinning) answeredWhileSpinning++;
+    }
+    expect(answeredWhileSpinning, "another project's reads answered while the loop spun").to.be.at.least(3);
+    const loop = await looping;
     expect(loop.status).to.equal(500);
     expect(loop.body).to.include({
       errorCode: 5001,
       errorMessage: `The JavaScript resource 'Loops' ran longer than the limit of ${TIMEOUT_MS} ms`,
     });
-    expect(Date.now() - started).to.be.below(TIMEOUT_MS + 2000);
     const hog = await demo.get(full, "Hog");
     expect(hog.status).to.equal(500);
     expect(hog.body.errorMessage).to.equal(
