@@ -1,5 +1,6 @@
 /** Every scenario, in the order `make bench` runs them. Add new ones here. */
 import type { Scenario } from "../lib/types.ts";
+import { catastrophicIsolates } from "./catastrophic-isolates.ts";
 import { dataVsFloor } from "./data-vs-floor.ts";
 import { fairShare } from "./fair-share.ts";
 import { insertGrowth } from "./insert-growth.ts";
@@ -25,4 +26,5 @@ export const scenarios: Scenario[] = [
   responseFormats,
   scripts,
   fairShare,
+  catastrophicIsolates,
 ];

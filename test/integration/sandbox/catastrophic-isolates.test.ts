@@ -16,6 +16,7 @@
  */
 import { readFileSync } from "node:fs";
 import { expect } from "chai";
+import { CATASTROPHIC_PROVIDER } from "../../fixtures/catastrophic-provider.ts";
 import { demoProject } from "../../fixtures/demo-project.ts";
 import {
   type DataProcess,
@@ -34,16 +35,6 @@ const EXIT_GUARD_MS = 60_000;
 const MB = 1024 * 1024;
 /** How long the test waits for the footprint to come back before calling it a leak. */
 const SETTLE_GUARD_MS = 60_000;
-
-const HOG = `function hogCreate() {
-  return {
-    authenticate: function () {
-      const m = new Map();
-      let i = 0;
-      while (true) { m.set(i, "x" + i); i++; }
-    },
-  };
-}`;
 
 const secretWord = readFileSync(
   new URL("../../../examples/providers/secret-word/secret-word.js", import.meta.url),
@@ -99,7 +90,7 @@ describe("catastrophic sandbox isolates in a real data service", function () {
     });
     const admin = adminClient(service.base, service.adminToken);
     for (const [account, library, createFunction, code, config] of [
-      ["evil", "hog", "hogCreate", HOG, {}],
+      ["evil", "hog", "hogCreate", CATASTROPHIC_PROVIDER, {}],
       ["good", "word", "secretWordCreate", secretWord, { secretWord: "open sesame" }],
     ] as const) {
       await admin.putAccount(account);
