@@ -87,6 +87,8 @@ describe("catastrophic sandbox isolates in a real data service", function () {
       SANDBOX_MEMORY_MB: "8",
       SANDBOX_TIMEOUT_MS: String(TIMEOUT_MS),
       SHUTDOWN_GRACE_MS: String(GRACE_MS),
+      // Not under test here: each account's CPU share of the sandbox, which a loaded machine would spend.
+      SANDBOX_ACCOUNT_CPU_MS: "3600000",
     });
     const admin = adminClient(service.base, service.adminToken);
     for (const [account, library, createFunction, code, config] of [
