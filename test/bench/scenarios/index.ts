@@ -1,5 +1,6 @@
 /** Every scenario, in the order `make bench` runs them. Add new ones here. */
 import type { Scenario } from "../lib/types.ts";
+import { catastrophicIsolates } from "./catastrophic-isolates.ts";
 import { changeFeed } from "./change-feed.ts";
 import { dataVsFloor } from "./data-vs-floor.ts";
 import { fairShare } from "./fair-share.ts";
@@ -29,4 +30,5 @@ export const scenarios: Scenario[] = [
   fairShare,
   changeFeed,
   growth,
+  catastrophicIsolates,
 ];

@@ -12,9 +12,10 @@ import {
 import type { ProviderVerdict } from "../../../services/data/src/providers/provider.ts";
 import { ProcessSandboxPool } from "../../../services/data/src/sandbox/index.ts";
 import { fingerprint } from "../../../shared/loggable-error.ts";
-import { memoryLogger, sleep, timed } from "../../unit/sandbox/support.ts";
+import { memoryLogger, timed } from "../../unit/sandbox/support.ts";
 
 const TIMEOUT_MS = 500;
+const GENEROUS_TIMEOUT_MS = 10_000;
 const secretWord = readFileSync(
   new URL("../../../examples/providers/secret-word/secret-word.js", import.meta.url),
   "utf8",
@@ -72,15 +73,22 @@ describe("hostile custom providers", function () {
     return { verdict: outcome.value as ProviderVerdict, ms: outcome.ms, provider: p };
   }
 
+  /**
+   * A failed login, for the `reason` logged (which limit or error ended it), with the sandbox
+   * process still trusted: a call its process did not answer would have ended with the grace
+   * period and the process replaced as unresponsive.
+   */
   async function expectCleanFailure(
     code: string,
-    maxMs: number,
     reason: RegExp,
     opts: { async?: boolean; timeoutMs?: number } = {},
   ) {
-    const { verdict, ms, provider: p } = await login(library(code, opts), { timeoutMs: opts.timeoutMs });
+    // Unless the time limit is what the case is about, it is far beyond what the case needs on a loaded machine.
+    const { verdict, provider: p } = await login(library(code, opts), {
+      timeoutMs: opts.timeoutMs ?? GENEROUS_TIMEOUT_MS,
+    });
     expect(verdict).to.deep.equal({ ok: false, message: GENERIC_LOGIN_FAILURE });
-    expect(ms, `took ${ms.toFixed(0)} ms`).to.be.below(maxMs);
+    expect(pool.stats().processes?.restarts.unresponsive ?? 0, "answered by its process").to.equal(0);
     expect(logger.text()).to.match(reason);
     expect(logger.text()).to.not.contain("secret-pw");
     expect(logger.text()).to.match(/"fingerprint":"[0-9a-f]{12}"/);
@@ -88,31 +96,29 @@ describe("hostile custom providers", function () {
   }
 
   it("infinite loop: fails at the time limit", async () => {
-    await expectCleanFailure("while (true) {}", TIMEOUT_MS + 400, /did not finish within 500 ms|time limit/, {
+    await expectCleanFailure("while (true) {}", /did not finish within 500 ms|time limit/, {
       async: false,
+      timeoutMs: TIMEOUT_MS,
     });
   });
 
   it("while(true) inside an async function after an await: fails at the time limit", async () => {
     await expectCleanFailure(
       "await new Promise((r) => setTimeout(r, 20)); while (true) {}",
-      TIMEOUT_MS + 400,
       /did not finish within 500 ms/,
+      { timeoutMs: TIMEOUT_MS },
     );
   });
 
   it("a promise that never settles: fails at the time limit", async () => {
-    await expectCleanFailure(
-      "await new Promise(() => {});",
-      TIMEOUT_MS + 400,
-      /did not finish within 500 ms/,
-    );
+    await expectCleanFailure("await new Promise(() => {});", /did not finish within 500 ms/, {
+      timeoutMs: TIMEOUT_MS,
+    });
   });
 
   it("unbounded allocation: fails on the memory limit, the next login gets a fresh isolate", async () => {
     const p = await expectCleanFailure(
       "const hog = []; while (true) hog.push(new Array(1e5).fill('x' + hog.length));",
-      5000,
       /ran out of memory/,
       // a generous time limit, so that the memory limit is what stops it
       { timeoutMs: 10_000 },
@@ -124,17 +130,15 @@ describe("hostile custom providers", function () {
   it("large allocations at once (typed arrays, strings): fail cleanly", async () => {
     await expectCleanFailure(
       "const b = new ArrayBuffer(512 * 1024 * 1024); return { roleNames: [] };",
-      5000,
       /"kind":"(memory|script)"/,
       { timeoutMs: 10_000 },
     );
-    await expectCleanFailure("let s = 'x'; for (;;) s += s; ", 5000, /"kind":"(memory|script)"/);
+    await expectCleanFailure("let s = 'x'; for (;;) s += s; ", /"kind":"(memory|script)"/);
   });
 
   it("deep recursion: a script error", async () => {
     await expectCleanFailure(
       "function f(n) { return f(n + 1) + 1 } return f(0);",
-      10_000,
       /"kind":"script"/,
       // a generous time limit, so that the stack limit is what stops it on a loaded machine too
       { timeoutMs: 10_000 },
@@ -142,36 +146,30 @@ describe("hostile custom providers", function () {
   });
 
   it("throwing non-errors: script errors", async () => {
-    await expectCleanFailure("throw 42;", 2000, /"kind":"script"/);
-    await expectCleanFailure("throw {};", 2000, /"kind":"script"/);
-    await expectCleanFailure("throw null;", 2000, /"kind":"script"/);
-    await expectCleanFailure("return Promise.reject('nope');", 2000, /"kind":"script"/);
+    await expectCleanFailure("throw 42;", /"kind":"script"/);
+    await expectCleanFailure("throw {};", /"kind":"script"/);
+    await expectCleanFailure("throw null;", /"kind":"script"/);
+    await expectCleanFailure("return Promise.reject('nope');", /"kind":"script"/);
     await expectCleanFailure(
       "throw { toString() { while (true) {} } };",
-      TIMEOUT_MS + 400,
       /"kind":"script"|time limit|within/,
+      { timeoutMs: TIMEOUT_MS },
     );
   });
 
   it("cyclic, huge, function and odd results: clean failures", async () => {
-    await expectCleanFailure("const r = { roleNames: [] }; r.self = r; return r;", 2000, /"kind":"result"/);
+    await expectCleanFailure("const r = { roleNames: [] }; r.self = r; return r;", /"kind":"result"/);
     await expectCleanFailure(
       "return { roleNames: [], userData: { blob: 'x'.repeat(2 * 1024 * 1024) } };",
-      3000,
       /"kind":"result"/,
     );
-    await expectCleanFailure(
-      "return { roleNames: [], userData: { f: function () {} } };",
-      2000,
-      /"kind":"result"/,
-    );
-    await expectCleanFailure("return function () {};", 2000, /"kind":"result"/);
-    await expectCleanFailure("return { roleNames: [10n] };", 2000, /"kind":"result"/);
-    await expectCleanFailure("return 'Full access';", 2000, /not an object/);
-    await expectCleanFailure("return { roleNames: 'Full access' };", 2000, /roleNames/);
+    await expectCleanFailure("return { roleNames: [], userData: { f: function () {} } };", /"kind":"result"/);
+    await expectCleanFailure("return function () {};", /"kind":"result"/);
+    await expectCleanFailure("return { roleNames: [10n] };", /"kind":"result"/);
+    await expectCleanFailure("return 'Full access';", /not an object/);
+    await expectCleanFailure("return { roleNames: 'Full access' };", /roleNames/);
     await expectCleanFailure(
       "return { roleNames: ['Full access'], userIdentifier: { admin: true } };",
-      2000,
       /userIdentifier/,
     );
   });
@@ -232,12 +230,12 @@ describe("hostile custom providers", function () {
     ];
     for (const url of targets) {
       const code = `try { await tessera.fetchJson(${JSON.stringify(url)}); return { roleNames: ['Full access'] }; } catch (e) { return { errorMessage: e.name + ': ' + e.message }; }`;
-      const { verdict, ms } = await login(library(code), { allowedHosts, exposeProviderMessages: true });
+      const { verdict } = await login(library(code), { allowedHosts, exposeProviderMessages: true });
       expect(verdict.ok, url).to.equal(false);
+      // Refused by the address check, before any connection (not a connection error or timeout).
       expect(!verdict.ok && verdict.message, url).to.match(
         /^TesseraHostError: fetchJson: .* resolves to a (loopback|private|link-local|unspecified) address, which is not allowed/,
       );
-      expect(ms, url).to.be.below(400);
     }
     // uncaught, it is just a failed login
     const { verdict } = await login(
@@ -270,17 +268,18 @@ describe("hostile custom providers", function () {
   it("work left behind by a call never runs later (timers, host answers)", async () => {
     const code = library(
       "if (payload.username === 'plant') { setTimeout(() => { while (true) {} }, 10); tessera.fetchJson('http://10.0.0.1/').catch(() => { while (true) {} }); return { errorMessage: 'planted' }; }\n" +
+        "if (payload.username === 'wait') await new Promise((r) => setTimeout(r, 100));\n" +
         "return { roleNames: ['Full access'] };",
     );
     const p = provider(code, { allowedHosts: ["10.0.0.1"] });
     expect(
       (await p.authenticate({ payload: { username: "plant" }, enablePasswordChange: false })).ok,
     ).to.equal(false);
-    await sleep(100);
+    // The next call waits on its own timer, due after the planted one: planted work that ran would
+    // run first and spin this call into its time limit.
     const next = await timed(() =>
-      p.authenticate({ payload: { username: "ok" }, enablePasswordChange: false }),
+      p.authenticate({ payload: { username: "wait" }, enablePasswordChange: false }),
     );
-    // Planted work that ran would have spun the next call into its time limit.
     expect((next.value as ProviderVerdict).ok).to.equal(true);
     expect(pool.stats().disposed.timeout ?? 0).to.equal(0);
   });

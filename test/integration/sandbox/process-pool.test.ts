@@ -16,19 +16,13 @@ import {
 } from "../../../services/data/src/sandbox/index.ts";
 import { fingerprint } from "../../../shared/loggable-error.ts";
 import { isRunning, sandboxProcessPids } from "../../support/data-process.ts";
-import { memoryLogger, rejection, sleep, timed } from "../../unit/sandbox/support.ts";
+import { memoryLogger, rejection, timed, until } from "../../unit/sandbox/support.ts";
 
 const HOG = "function hog() { const m = new Map(); let i = 0; while (true) { m.set(i, 'x' + i); i++; } }";
 const SLOW =
   "let calls = 0; async function slow(ms) { calls++; await new Promise((r) => setTimeout(r, ms)); return { done: ms, calls } }";
-
-async function until(condition: () => boolean, ms = 5000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await sleep(20);
-  }
-}
+/** `hold()` runs until the test releases it: the order of events decides, not how long anything takes. */
+const HOLD = "async function hold() { await gate.wait(); return 'held' }";
 
 describe("sandbox host processes (ProcessSandboxPool)", function () {
   this.timeout(30_000);
@@ -52,6 +46,27 @@ describe("sandbox host processes (ProcessSandboxPool)", function () {
   }
 
   const sandboxes = () => sandboxProcessPids(process.pid);
+
+  /** A program whose `hold()` calls are inside their sandbox process (`inside`) until `release()`. */
+  function held(key: string, source = "") {
+    let release: () => void = () => {};
+    let entered: () => void = () => {};
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const inside = new Promise<void>((resolve) => {
+      entered = resolve;
+    });
+    const program = pool.program(key, `${HOLD}\n${source}`, {
+      hostFunctions: {
+        "gate.wait": () => {
+          entered();
+          return released;
+        },
+      },
+    });
+    return { program, inside, release };
+  }
 
   afterEach(async () => {
     await pool?.close();
@@ -152,39 +167,62 @@ describe("sandbox host processes (ProcessSandboxPool)", function () {
 
   it("keeps the caller's deadline: queueing counts, a timeout names the caller's limit, the process stays", async () => {
     open({ maxIsolatesPerProject: 1 });
-    const p = pool.program("t/deadline", `${SLOW}\nfunction spin() { while (true) {} }`);
+    const {
+      program: p,
+      inside,
+      release,
+    } = held("t/deadline", `${SLOW}\nfunction spin() { while (true) {} }`);
     await p.warm();
-    const first = p.call("slow", [200], { timeoutMs: 1000 });
-    const second = await timed(() => p.call("slow", [200], { timeoutMs: 300 }));
-    expect(((await first) as { done: number }).done).to.equal(200);
+    // The only isolate is held until the second call has ended: that one never leaves the queue.
+    const first = p.call("hold", [], { timeoutMs: 20_000 });
+    await inside;
+    const second = await timed(() => p.call("slow", [1], { timeoutMs: 300 }));
     expect(second.error).to.be.instanceOf(SandboxTimeoutError);
     expect((second.error as SandboxTimeoutError).timeoutMs).to.equal(300);
     expect((second.error as Error).message).to.contain("within 300 ms");
-    expect(second.ms).to.be.within(280, 700);
+    expect(second.ms, "not before its deadline").to.be.at.least(280);
+    release();
+    expect(await first).to.equal("held");
+    expect(restarts, "answered by the process, not given up on").to.deep.equal([]);
+  });
 
-    const spin = await timed(() => p.call("spin", [], { timeoutMs: 250 }));
-    expect(spin.error).to.be.instanceOf(SandboxTimeoutError);
-    expect(spin.ms, "at its own deadline, not the process's grace period").to.be.below(700);
+  it("a call spinning in its isolate is stopped by the process at its own deadline, not by the grace period", async () => {
+    open();
+    const p = pool.program("t/spin", `${SLOW}\nfunction spin() { while (true) {} }`);
+    const spin = await rejection(p.call("spin", [], { timeoutMs: 250 }));
+    expect(spin).to.be.instanceOf(SandboxTimeoutError);
+    expect((spin as SandboxTimeoutError).timeoutMs).to.equal(250);
+    // Had the process not answered, the call would have ended with the grace period and the process replaced.
+    expect(restarts).to.deep.equal([]);
     expect(await p.call("slow", [1])).to.deep.include({ done: 1 });
     expect(restarts).to.deep.equal([]);
   });
 
   it("a call waiting for its process to start fails at its own deadline; the process is not blamed", async () => {
     open();
-    const p = pool.program("t/early", SLOW);
-    const early = await timed(() => p.call("slow", [1], { timeoutMs: 20 }));
-    expect(early.error).to.be.instanceOf(SandboxTimeoutError);
-    expect(early.ms).to.be.below(500);
-    expect(await p.call("slow", [1])).to.deep.equal({ done: 1, calls: 1 });
-    expect(restarts).to.deep.equal([]);
+    // Stopped before it could start: the call can only end by its own deadline, while the process is still starting.
+    const [starting] = sandboxes();
+    process.kill(starting, "SIGSTOP");
+    try {
+      const p = pool.program("t/early", SLOW);
+      const early = await rejection(p.call("slow", [1], { timeoutMs: 300 }));
+      expect(early).to.be.instanceOf(SandboxTimeoutError);
+      expect((early as SandboxTimeoutError).timeoutMs).to.equal(300);
+      process.kill(starting, "SIGCONT");
+      expect(await p.call("slow", [1])).to.deep.equal({ done: 1, calls: 1 });
+      expect(sandboxes(), "the same process serves").to.deep.equal([starting]);
+      expect(restarts).to.deep.equal([]);
+    } finally {
+      if (isRunning(starting)) process.kill(starting, "SIGCONT");
+    }
   });
 
   it("a process that dies before it has started is replaced by the next call that needs one (no start-up loop)", async () => {
     open();
     const [first] = sandboxes();
     process.kill(first, "SIGKILL");
-    await until(() => pool.stats().processes?.running === 0);
-    await sleep(200);
+    // Whether to start another is decided when the process is given up: none took its slot.
+    await until(() => pool.stats().processes?.running === 0, "the dead process given up");
     expect(sandboxes().filter(isRunning), "not started again by itself").to.deep.equal([]);
     expect(await pool.program("t/late", "function f() { return 1 }").call("f")).to.equal(1);
     expect(restarts).to.deep.equal(["crashed"]);
@@ -192,15 +230,14 @@ describe("sandbox host processes (ProcessSandboxPool)", function () {
 
   it("a sandbox process that dies mid-call: the call fails at once, a fresh process serves the next one", async () => {
     open();
-    const p = pool.program("t/crash", SLOW);
+    const { program: p, inside } = held("t/crash", SLOW);
     expect(await p.call("slow", [1])).to.deep.equal({ done: 1, calls: 1 });
     const [victim] = sandboxes();
-    const pending = timed(() => p.call("slow", [3000]));
-    await sleep(100);
+    // Its deadline is far away: ended by it, the call would fail as a timeout.
+    const pending = rejection(p.call("hold", [], { timeoutMs: 20_000 }));
+    await inside;
     process.kill(victim, "SIGKILL");
-    const outcome = await pending;
-    expect((outcome.error as SandboxError).kind).to.equal("crashed");
-    expect(outcome.ms, "not at the call's deadline").to.be.below(1500);
+    expect((await pending).kind, "failed when the process died, not at its deadline").to.equal("crashed");
     expect(restarts).to.deep.equal(["crashed"]);
     // registered again in the new process: its state starts afresh
     expect(await p.call("slow", [1])).to.deep.equal({ done: 1, calls: 1 });
@@ -211,23 +248,25 @@ describe("sandbox host processes (ProcessSandboxPool)", function () {
 
   it("a catastrophic isolate: its call fails at once (memory), other calls in that process finish, then it is replaced", async () => {
     open();
-    const slow = pool.program("friend/p/auth", SLOW);
+    const { program: slow, inside, release } = held("friend/p/auth", SLOW);
     const hog = pool.program("evil/p/auth", HOG);
     await slow.warm();
     const [first] = sandboxes();
-    const inFlight = timed(() => slow.call("slow", [1500]));
-    await sleep(50);
-    const failed = await timed(() => hog.call("hog"));
-    expect((failed.error as SandboxError).kind).to.equal("memory");
-    expect((failed.error as Error).message).to.match(/ran out of memory/);
-    expect(failed.ms).to.be.below(4000);
+    // In the process until the test lets it go, after the catastrophic error.
+    const inFlight = slow.call("hold", [], { timeoutMs: 20_000 });
+    await inside;
+    // Its deadline is far away: ended by it (and the grace period), the call would fail as a timeout.
+    const failed = await rejection(hog.call("hog", [], { timeoutMs: 20_000 }));
+    expect(failed.kind, "failed at the catastrophic error, not at its deadline").to.equal("memory");
+    expect(failed.message).to.match(/ran out of memory/);
     expect(restarts).to.deep.equal(["catastrophic"]);
 
     // the retiring process finishes what it runs; new calls go to the fresh one
     expect(isRunning(first)).to.equal(true);
     expect(await slow.call("slow", [1])).to.deep.equal({ done: 1, calls: 1 });
-    const finished = await inFlight;
-    expect(finished.value).to.deep.equal({ done: 1500, calls: 1 });
+    expect(sandboxes().filter(isRunning)).to.have.length(2);
+    release();
+    expect(await inFlight).to.equal("held");
     await until(() => !isRunning(first) && pool.stats().processes?.retiring === 0);
     expect(sandboxes()).to.have.length(1);
     const stats = pool.stats();
@@ -272,7 +311,8 @@ describe("sandbox host processes (ProcessSandboxPool)", function () {
       const outcome = await timed(() => p.call("slow", [1], { timeoutMs: 300 }));
       expect(outcome.error).to.be.instanceOf(SandboxTimeoutError);
       expect((outcome.error as SandboxTimeoutError).timeoutMs).to.equal(300);
-      expect(outcome.ms).to.be.within(1200, 2500);
+      // Its deadline, then the grace period (1 s) for an answer that never comes.
+      expect(outcome.ms, "not before deadline and grace period").to.be.at.least(1250);
       expect(restarts).to.deep.equal(["unresponsive"]);
       await until(() => !isRunning(stopped));
       expect(await p.call("slow", [1])).to.deep.equal({ done: 1, calls: 1 });
@@ -299,12 +339,12 @@ describe("sandbox host processes (ProcessSandboxPool)", function () {
 
   it("close kills every sandbox process; pending and later calls fail as unavailable", async () => {
     open({ processes: 2 });
-    const p = pool.program("t/close", SLOW);
+    const { program: p, inside } = held("t/close", SLOW);
     await p.warm();
     const pids = sandboxes();
     expect(pids).to.have.length(2);
-    const pending = rejection(p.call("slow", [3000]));
-    await sleep(50);
+    const pending = rejection(p.call("hold", [], { timeoutMs: 20_000 }));
+    await inside;
     await pool.close();
     expect((await pending).kind).to.equal("unavailable");
     expect(pids.filter(isRunning)).to.deep.equal([]);

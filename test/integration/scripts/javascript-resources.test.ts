@@ -18,7 +18,8 @@ import { type Platform, startPlatform } from "../../support/platform.ts";
 // The sandbox's time limit here. Long enough that the memory hogs reach the memory limit first even on
 // a loaded machine (about 0.3–0.5 s of CPU on an idle one; at 1.5 s they hit the time limit when both
 // cores ran eight busy loops besides the test).
-const TIMEOUT_MS = 4000;
+/** Far beyond what the memory hog needs to reach the memory limit, also with its sandbox process starved of CPU. */
+const TIMEOUT_MS = 10_000;
 
 /** Every log line both services write, as text. */
 function logSink() {
@@ -94,7 +95,7 @@ const RESOURCES: Record<string, string> = {
     };`,
   Throws: "throw new TypeError('no such thing: ' + ['marker', request.params.n].join('-'));",
   Loops: "while (true) {}",
-  Hog: "const hog = []; while (true) hog.push(new Array(1e5).fill('x' + hog.length));",
+  Hog: "const hog = []; while (true) hog.push(new Array(1e6).fill('x' + hog.length));",
   Huge: "return Array.from({ length: 200000 }, (_, i) => ({ i, text: 'row ' + i }));",
   Flood: `
     let reads = 0;
@@ -147,7 +148,11 @@ describe("JavaScript resources", function () {
 
   before(async () => {
     logs = logSink();
-    platform = await startPlatform({ SANDBOX_TIMEOUT_MS: String(TIMEOUT_MS) }, { logSink: logs.stream });
+    platform = await startPlatform(
+      // The account's CPU share of the sandbox is not under test here (a loop spins for the whole limit).
+      { SANDBOX_TIMEOUT_MS: String(TIMEOUT_MS), SANDBOX_ACCOUNT_CPU_MS: "3600000" },
+      { logSink: logs.stream },
+    );
     const admin = adminClient(platform.baseUrl, platform.adminToken);
     await admin.putAccount("acme");
     await admin.putAccount("globex");
@@ -353,25 +358,26 @@ describe("JavaScript resources", function () {
 
   it("contains hostile code: loops, memory, huge answers and read floods fail cleanly; others keep working", async () => {
     const other = projectClient(platform.baseUrl, "globex", "shop");
-    // While one of its calls spins, another project's requests are answered.
-    const started = Date.now();
-    const [loop, elsewhere] = await Promise.all([
-      demo.get(full, "Loops"),
-      (async () => {
-        await new Promise((resolve) => setTimeout(resolve, 200));
-        const r = await other.get(globexKey, "customer");
-        return { r, ms: Date.now() - started };
-      })(),
-    ]);
-    expect(elsewhere.r.status).to.equal(200);
-    expect(elsewhere.r.body[0].name).to.equal("GlobexRow");
-    expect(elsewhere.ms, "answered before the loop was stopped").to.be.below(TIMEOUT_MS);
+    // While one of its calls spins, another project's requests are answered: counted while the
+    // loop's answer is still outstanding (the order of events, not a latency).
+    let spinning = true;
+    const looping = demo.get(full, "Loops").finally(() => {
+      spinning = false;
+    });
+    let answeredWhileSpinning = 0;
+    while (spinning) {
+      const r = await other.get(globexKey, "customer");
+      expect(r.status).to.equal(200);
+      expect(r.body[0].name).to.equal("GlobexRow");
+      if (spinning) answeredWhileSpinning++;
+    }
+    expect(answeredWhileSpinning, "another project's reads answered while the loop spun").to.be.at.least(3);
+    const loop = await looping;
     expect(loop.status).to.equal(500);
     expect(loop.body).to.include({
       errorCode: 5001,
       errorMessage: `The JavaScript resource 'Loops' ran longer than the limit of ${TIMEOUT_MS} ms`,
     });
-    expect(Date.now() - started).to.be.below(TIMEOUT_MS + 2000);
     const hog = await demo.get(full, "Hog");
     expect(hog.status).to.equal(500);
     expect(hog.body.errorMessage).to.equal(

@@ -41,6 +41,23 @@ export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
+/**
+ * Resolves once `condition()` holds, checking every 20 ms; rejects after `ms` (a guard against a
+ * condition that never comes, far beyond any loaded machine, not a time the test depends on).
+ */
+export async function until(condition: () => boolean, what = "condition", ms = 15_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`${what}: not met within ${ms} ms`);
+    await sleep(20);
+  }
+}
+
+/** Resolves after everything already queued (promise reactions, I/O callbacks) has run. */
+export function turnOfEventLoop(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
 /** The SandboxError `p` rejects with (fails the test when it resolves or rejects with something else). */
 export async function rejection(p: Promise<unknown>): Promise<SandboxError> {
   try {
