@@ -250,7 +250,7 @@
   // Results: plain JSON only (no functions, symbols, bigints, cycles), capped in size.
   class ResultError extends ErrorCtor {}
   function serialize(value) {
-    if (value === undefined) return "U";
+    if (value === undefined) return "R";
     let text;
     try {
       text = JSONstringify(value, (key, v) => {
@@ -271,7 +271,7 @@
           : "the result could not be serialized";
       throw new ResultError(why + ": " + describeMessage(e));
     }
-    if (typeof text !== "string") return "U";
+    if (typeof text !== "string") return "R";
     if (text.length > opts.maxResultChars)
       throw new ResultError("the result is larger than " + opts.maxResultChars + " characters of JSON");
     return "R" + text;

@@ -4,8 +4,8 @@
  * functions the host calls into: `[invoke, deliver]`.
  *
  * Only strings cross the isolate boundary in either direction: arguments and
- * bindings come in as JSON text, results go out as a tagged string
- * ("R<json>" value, "U" undefined, "E<json>" error {name, message, result?}).
+ * bindings come in as JSON text, results go out as an answer (answers.ts:
+ * "R<json>" value, "R" undefined, "E<json>" error {name, message, result?}).
  * Everything the bootstrap needs is captured here, before user code can
  * replace globals; what user code does to the globals afterwards only affects
  * its own answers, which the host validates again.
