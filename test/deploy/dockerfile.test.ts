@@ -5,7 +5,7 @@
  * tini as PID 1, a numeric non-root user that matches the manifests, a
  * HEALTHCHECK, a pinned base image and an allow-list build context.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { expect } from "chai";
 import { byName, deployDir, render, repoRoot, type Workload } from "./support.ts";
@@ -156,6 +156,32 @@ describe("deploy/Dockerfile", () => {
         svc.target,
       ).to.equal(false);
     }
+  });
+
+  it("puts the scripts the data service runs inside isolates (.js next to their owners) into its image", () => {
+    const scripts = readdirSync(path.join(repoRoot, "services/data/src"), { recursive: true })
+      .map(String)
+      .filter((f) => f.endsWith(".js"))
+      .map((f) => `services/data/src/${f}`);
+    expect(scripts).to.include.members([
+      "services/data/src/sandbox/bootstrap.js",
+      "services/data/src/rules/program-dispatcher.js",
+      "services/data/src/providers/custom-provider-holder.js",
+    ]);
+    const copies = effective("data")
+      .filter((i) => i.op === "COPY" && !i.args.includes("--from="))
+      .map((i) => i.args.replace(/--chown=\S+\s+/, "").split(/\s+/)[0]);
+    for (const script of scripts)
+      expect(
+        copies.some((dir) => script.startsWith(`${dir}/`)),
+        script,
+      ).to.equal(true);
+    // Nothing in the build context's filter drops them again.
+    const ignored = readFileSync(path.join(deployDir, "Dockerfile.dockerignore"), "utf8")
+      .split("\n")
+      .map((l) => l.trim())
+      .filter((l) => l && !l.startsWith("#") && !l.startsWith("!") && l !== "*");
+    expect(ignored.filter((l) => /\.js$|services\/data/.test(l))).to.deep.equal([]);
   });
 
   it("has an allow-list build context (deploy/Dockerfile.dockerignore)", () => {

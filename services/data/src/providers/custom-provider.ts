@@ -30,6 +30,7 @@ import {
   type SandboxPool,
   type SandboxProgram,
 } from "../sandbox/index.ts";
+import { isolateFunction } from "../sandbox/isolate-script.ts";
 import {
   type ConfigInfo,
   DEFAULT_LOGIN_INFO,
@@ -84,35 +85,16 @@ const SANDBOX_OWN_MESSAGES = new Set<SandboxErrorKind>(["timeout", "memory", "un
 const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 const HOLDER = "__tesseraProvider$";
 
+/** custom-provider-holder.js, read once at start. */
+const PROVIDER_HOLDER = isolateFunction(import.meta.dirname, "custom-provider-holder.js");
+
 /** The script that runs after the library: creates and configures the provider once per isolate. */
 function providerScript(createFunction: string, config: Record<string, unknown>): string {
-  const name = createFunction;
+  // `createFunction` is an identifier (checked); it is looked up where the library defined it.
+  const lookup = `function () { return typeof ${createFunction} === "function" ? ${createFunction} : undefined; }`;
   // JSON.stringify of a string is a valid JavaScript string literal.
-  const configLiteral = JSON.stringify(JSON.stringify(config));
-  return `const ${HOLDER} = (function () {
-  "use strict";
-  const __tessera_config = ${configLiteral};
-  let __tessera_ready;
-  return function () {
-    if (__tessera_ready === undefined) {
-      const __tessera_attempt = (async function () {
-        if (typeof ${name} !== "function") throw new Error("The library defines no function ${name}");
-        const __tessera_provider = await ${name}();
-        if (__tessera_provider === null || (typeof __tessera_provider !== "object" && typeof __tessera_provider !== "function")) {
-          throw new Error("${name} did not return a provider object");
-        }
-        if (typeof __tessera_provider.configure === "function") {
-          await __tessera_provider.configure(JSON.parse(__tessera_config));
-        }
-        return __tessera_provider;
-      })();
-      __tessera_ready = __tessera_attempt;
-      __tessera_attempt.catch(function () { if (__tessera_ready === __tessera_attempt) __tessera_ready = undefined; });
-    }
-    return __tessera_ready;
-  };
-})();
-`;
+  const args = [lookup, JSON.stringify(createFunction), JSON.stringify(JSON.stringify(config))].join(", ");
+  return `const ${HOLDER} = (${PROVIDER_HOLDER})(${args});\n`;
 }
 
 const AUTHENTICATE = `const p = await ${HOLDER}();

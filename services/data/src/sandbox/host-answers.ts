@@ -1,23 +1,23 @@
 /**
  * What a host function's outcome becomes on its way back to sandboxed code:
- * tagged text, "R<json>" (a value; "R" alone: undefined) or "E<json>" (an
- * error whose message the script sees). Used by the isolate worker, and by
- * the data service for host functions it runs for a sandbox host process.
+ * an answer (answers.ts), a value or an error whose message the script sees.
+ * Used by the isolate worker, and by the data service for host functions it
+ * runs for a sandbox host process.
  */
 
 import { loggableError } from "../../../../shared/loggable-error.ts";
+import { answerParts, errorAnswer, valueAnswer } from "./answers.ts";
 import { SandboxHostError, safeText } from "./errors.ts";
 import type { SandboxLogger } from "./types.ts";
 
 /** The answer for `value`; throws SandboxHostError when its JSON is over `maxBytes`. */
 export function hostValueAnswer(name: string, value: unknown, maxBytes: number): string {
-  if (value === undefined) return "R";
-  const text = JSON.stringify(value);
-  if (typeof text !== "string") return "R";
-  if (text.length > maxBytes) {
+  if (value === undefined) return valueAnswer(undefined);
+  const text = JSON.stringify(value) as string | undefined;
+  if (typeof text === "string" && text.length > maxBytes) {
     throw new SandboxHostError(`The answer of ${name} is larger than ${maxBytes} bytes`);
   }
-  return `R${text}`;
+  return valueAnswer(text);
 }
 
 /**
@@ -30,22 +30,23 @@ export function hostFailureAnswer(
   logger: SandboxLogger,
   programKey: string,
 ): string {
-  if (e instanceof SandboxHostError) return `E${JSON.stringify({ message: safeText(e.message, 1000) })}`;
+  if (e instanceof SandboxHostError) return errorAnswer({ message: safeText(e.message, 1000) });
   logger.warn(
     // The message of a store or driver error can quote the values a query carried.
     { programKey, hostFunction: name, error: loggableError(e) },
     "sandbox host function failed",
   );
-  return `E${JSON.stringify({ message: `Host function ${name} failed` })}`;
+  return errorAnswer({ message: `Host function ${name} failed` });
 }
 
 /** The value of an answer made by `hostValueAnswer`, or the SandboxHostError of one made by `hostFailureAnswer`. */
 export function hostAnswerValue(answer: string): unknown {
-  const body = answer.slice(1);
-  if (answer.charAt(0) === "R") return body === "" ? undefined : JSON.parse(body);
+  const parts = answerParts(answer);
+  if (parts.kind === "value") return parts.json === undefined ? undefined : JSON.parse(parts.json);
   let message = "Host function failed";
   try {
-    message = String((JSON.parse(body) as { message?: unknown }).message ?? message);
+    if (parts.kind === "error")
+      message = String((JSON.parse(parts.json) as { message?: unknown }).message ?? message);
   } catch {
     // keep the generic message
   }

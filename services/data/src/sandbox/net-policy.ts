@@ -5,7 +5,7 @@
  * ranges, and IPv6 forms that embed such an IPv4 address (IPv4-mapped,
  * IPv4-compatible, NAT64, 6to4) or tunnel to one (Teredo).
  */
-import { isIP } from "node:net";
+import { BlockList, isIP } from "node:net";
 
 export type AddressClass =
   | "public"
@@ -17,117 +17,117 @@ export type AddressClass =
   | "reserved"
   | "invalid";
 
-type V4 = [number, number, number, number];
+type Family = "ipv4" | "ipv6";
 
-function parseV4(text: string): V4 | undefined {
-  const parts = text.split(".");
-  if (parts.length !== 4) return undefined;
-  const out: number[] = [];
-  for (const p of parts) {
-    if (!/^\d{1,3}$/.test(p)) return undefined;
-    const n = Number(p);
-    if (n > 255) return undefined;
-    out.push(n);
+/** One class's subnets in one family, as a `BlockList` (CIDR strings in, no hand-written range tests). */
+function subnets(family: Family, cidrs: string[]): BlockList {
+  const list = new BlockList();
+  for (const cidr of cidrs) {
+    const [network, prefix] = cidr.split("/");
+    list.addSubnet(network, Number(prefix), family);
   }
-  return out as V4;
+  return list;
 }
 
-/** 16 bytes of an IPv6 address (with an optional dotted IPv4 tail and zone id), or undefined. */
+/** Checked in order, first match wins; an address in none of them is public. */
+const V4_CLASSES: [AddressClass, BlockList][] = [
+  ["unspecified", subnets("ipv4", ["0.0.0.0/8"])], // "this network"
+  ["loopback", subnets("ipv4", ["127.0.0.0/8"])],
+  ["private", subnets("ipv4", ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10"])], // incl. CGNAT
+  ["link-local", subnets("ipv4", ["169.254.0.0/16"])], // incl. the cloud metadata address
+  ["multicast", subnets("ipv4", ["224.0.0.0/4"])],
+  [
+    "reserved",
+    subnets("ipv4", [
+      "240.0.0.0/4", // incl. 255.255.255.255 broadcast
+      "192.0.0.0/24", // IETF protocol assignments
+      "192.0.2.0/24", // TEST-NET-1
+      "198.51.100.0/24", // TEST-NET-2
+      "203.0.113.0/24", // TEST-NET-3
+      "198.18.0.0/15", // benchmarking
+      "192.88.99.0/24", // 6to4 relay anycast
+    ]),
+  ],
+];
+
+/** IPv6 ranges after the embedded-IPv4 forms are taken out; outside them, anything not in 2000::/3 is reserved. */
+const V6_CLASSES: [AddressClass, BlockList][] = [
+  ["unspecified", subnets("ipv6", ["::/128"])],
+  ["loopback", subnets("ipv6", ["::1/128"])],
+  [
+    "reserved",
+    subnets("ipv6", [
+      "::/96", // deprecated IPv4-compatible ::a.b.c.d
+      "64:ff9b::/32", // NAT64 prefixes other than the well-known /96 (e.g. local-use 64:ff9b:1::/48)
+      "2001::/32", // Teredo
+      "2001:db8::/32", // documentation
+      "100::/64", // discard
+    ]),
+  ],
+  ["private", subnets("ipv6", ["fc00::/7", "fec0::/10"])], // unique local, deprecated site-local
+  ["link-local", subnets("ipv6", ["fe80::/10"])],
+  ["multicast", subnets("ipv6", ["ff00::/8"])],
+];
+
+const GLOBAL_UNICAST = subnets("ipv6", ["2000::/3"]);
+
+/** IPv6 prefixes that carry an IPv4 address, and the byte offset it starts at. */
+const EMBEDDING_V4: [BlockList, number][] = [
+  [subnets("ipv6", ["::ffff:0:0/96"]), 12], // IPv4-mapped
+  [subnets("ipv6", ["64:ff9b::/96"]), 12], // NAT64 well-known prefix
+  [subnets("ipv6", ["2002::/16"]), 2], // 6to4
+];
+
+/** 16 bytes of an IPv6 address (with an optional dotted IPv4 tail, brackets and zone id), or undefined. */
 export function parseV6(text: string): number[] | undefined {
   let s = text;
-  const zone = s.indexOf("%");
-  if (zone >= 0) s = s.slice(0, zone);
   if (s.startsWith("[") && s.endsWith("]")) s = s.slice(1, -1);
+  s = s.split("%")[0];
+  if (isIP(s) !== 6) return undefined;
   const lastColon = s.lastIndexOf(":");
-  if (s.slice(lastColon + 1).includes(".")) {
-    const v4 = parseV4(s.slice(lastColon + 1));
-    if (!v4) return undefined;
-    const hi = ((v4[0] << 8) | v4[1]).toString(16);
-    const lo = ((v4[2] << 8) | v4[3]).toString(16);
-    s = `${s.slice(0, lastColon + 1)}${hi}:${lo}`;
+  const tail = s.slice(lastColon + 1);
+  if (tail.includes(".")) {
+    const [a, b, c, d] = tail.split(".").map(Number);
+    s = `${s.slice(0, lastColon + 1)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
   }
-  const halves = s.split("::");
-  if (halves.length > 2) return undefined;
-  const toGroups = (h: string): number[] | undefined => {
-    if (h === "") return [];
-    const groups: number[] = [];
-    for (const g of h.split(":")) {
-      if (!/^[0-9a-fA-F]{1,4}$/.test(g)) return undefined;
-      groups.push(Number.parseInt(g, 16));
-    }
-    return groups;
-  };
-  const head = toGroups(halves[0]);
-  const rest = halves.length === 2 ? toGroups(halves[1]) : [];
-  if (!head || !rest) return undefined;
-  const given = head.length + rest.length;
-  let groups: number[];
-  if (halves.length === 2) {
-    if (given > 7) return undefined;
-    groups = [...head, ...new Array(8 - given).fill(0), ...rest];
-  } else {
-    if (given !== 8) return undefined;
-    groups = head;
-  }
-  const bytes: number[] = [];
-  for (const g of groups) bytes.push(g >> 8, g & 0xff);
-  return bytes;
+  const [head, rest] = s
+    .split("::")
+    .map((h) => (h === "" ? [] : h.split(":").map((g) => Number.parseInt(g, 16))));
+  const groups =
+    rest === undefined ? head : [...head, ...new Array(8 - head.length - rest.length).fill(0), ...rest];
+  return groups.flatMap((g) => [g >> 8, g & 0xff]);
 }
 
-function classifyV4([a, b, c]: V4): AddressClass {
-  if (a === 0) return "unspecified"; // 0.0.0.0/8 "this network"
-  if (a === 127) return "loopback";
-  if (a === 10) return "private";
-  if (a === 172 && b >= 16 && b <= 31) return "private";
-  if (a === 192 && b === 168) return "private";
-  if (a === 100 && b >= 64 && b <= 127) return "private"; // shared address space (CGNAT)
-  if (a === 169 && b === 254) return "link-local";
-  if (a >= 224 && a <= 239) return "multicast";
-  if (a >= 240) return "reserved"; // incl. 255.255.255.255 broadcast
-  if (a === 192 && b === 0 && c === 0) return "reserved"; // IETF protocol assignments
-  if (a === 192 && b === 0 && c === 2) return "reserved"; // TEST-NET-1
-  if (a === 198 && b === 51 && c === 100) return "reserved"; // TEST-NET-2
-  if (a === 203 && b === 0 && c === 113) return "reserved"; // TEST-NET-3
-  if (a === 198 && (b === 18 || b === 19)) return "reserved"; // benchmarking
-  if (a === 192 && b === 88 && c === 99) return "reserved"; // 6to4 relay anycast
-  return "public";
+function firstClass(
+  classes: [AddressClass, BlockList][],
+  address: string,
+  family: Family,
+): AddressClass | undefined {
+  return classes.find(([, list]) => list.check(address, family))?.[0];
 }
 
-function classifyV6(x: number[]): AddressClass {
-  const zero = (from: number, to: number) => x.slice(from, to).every((v) => v === 0);
-  const embedded = (at: number) => classifyV4([x[at], x[at + 1], x[at + 2], x[at + 3]]);
-  if (zero(0, 16)) return "unspecified";
-  if (zero(0, 15) && x[15] === 1) return "loopback";
-  if (zero(0, 10) && x[10] === 0xff && x[11] === 0xff) return embedded(12); // ::ffff:a.b.c.d
-  if (zero(0, 12)) return "reserved"; // deprecated IPv4-compatible ::a.b.c.d
-  if (x[0] === 0x00 && x[1] === 0x64 && x[2] === 0xff && x[3] === 0x9b) {
-    // NAT64 64:ff9b::/96 (well-known) and 64:ff9b:1::/48 (local use)
-    return zero(4, 12) ? embedded(12) : "reserved";
+function classifyV4(address: string): AddressClass {
+  return firstClass(V4_CLASSES, address, "ipv4") ?? "public";
+}
+
+function classifyV6(address: string): AddressClass {
+  const embedding = EMBEDDING_V4.find(([prefix]) => prefix.check(address, "ipv6"));
+  if (embedding) {
+    const bytes = parseV6(address) as number[];
+    return classifyV4(bytes.slice(embedding[1], embedding[1] + 4).join("."));
   }
-  if (x[0] === 0x20 && x[1] === 0x02) return embedded(2); // 6to4 2002::/16
-  if (x[0] === 0x20 && x[1] === 0x01 && x[2] === 0x00 && x[3] === 0x00) return "reserved"; // Teredo 2001::/32
-  if (x[0] === 0x20 && x[1] === 0x01 && x[2] === 0x0d && x[3] === 0xb8) return "reserved"; // documentation
-  if (x[0] === 0x01 && x[1] === 0x00 && zero(2, 8)) return "reserved"; // discard 100::/64
-  if ((x[0] & 0xfe) === 0xfc) return "private"; // unique local fc00::/7
-  if (x[0] === 0xfe && (x[1] & 0xc0) === 0x80) return "link-local"; // fe80::/10
-  if (x[0] === 0xfe && (x[1] & 0xc0) === 0xc0) return "private"; // site-local fec0::/10 (deprecated)
-  if (x[0] === 0xff) return "multicast";
-  if ((x[0] & 0xe0) !== 0x20) return "reserved"; // outside global unicast 2000::/3
-  return "public";
+  const cls = firstClass(V6_CLASSES, address, "ipv6");
+  if (cls) return cls;
+  return GLOBAL_UNICAST.check(address, "ipv6") ? "public" : "reserved";
 }
 
 /** Classifies an IP address literal (IPv4 dotted quad or IPv6, brackets and zone allowed). */
 export function classifyAddress(address: string): AddressClass {
-  const bare = address.startsWith("[") && address.endsWith("]") ? address.slice(1, -1) : address;
-  const family = isIP(bare.split("%")[0]);
-  if (family === 4) {
-    const v4 = parseV4(bare);
-    return v4 ? classifyV4(v4) : "invalid";
-  }
-  if (family === 6) {
-    const v6 = parseV6(bare);
-    return v6 ? classifyV6(v6) : "invalid";
-  }
+  const bracketless = address.startsWith("[") && address.endsWith("]") ? address.slice(1, -1) : address;
+  const bare = bracketless.split("%")[0];
+  const family = isIP(bare);
+  if (family === 4) return bare === bracketless ? classifyV4(bare) : "invalid"; // no zone id on IPv4
+  if (family === 6) return classifyV6(bare);
   return "invalid";
 }
 

@@ -26,7 +26,7 @@ export interface ProgramRegistration {
   hostFunctions: string[];
 }
 
-/** `warm`: start an isolate of the program (no request); the answer is "U". */
+/** `warm`: start an isolate of the program (no request); the answer is undefined ("R"). */
 export type CallMode = RequestMode | "warm";
 
 export type ToHostProcess =
@@ -58,7 +58,7 @@ export type FromHostProcess =
   | {
       t: "done";
       id: number;
-      /** The isolate's tagged answer ("R<json>", "U", "E<json>"), decoded by the data service. */
+      /** The isolate's answer (answers.ts), decoded by the data service. */
       answer?: string;
       error?: WireError;
       /** The process no longer knows the program: register it again with the next call. */

@@ -5,6 +5,7 @@
  * tagged answer becomes a value or a SandboxError.
  */
 import { createHash } from "node:crypto";
+import { answerParts } from "./answers.ts";
 import { SandboxError, SandboxTimeoutError } from "./errors.ts";
 import { toJsonText, utf8LengthExceeds } from "./json.ts";
 import type {
@@ -101,29 +102,28 @@ export function evaluateRequest(
   return { mode: kind, target: code, payload };
 }
 
-/** The value of the isolate's tagged answer ("R<json>", "U", "E<json>"), or the SandboxError it stands for. */
+/** The value of the isolate's answer (answers.ts), or the SandboxError it stands for. */
 export function decodeAnswer(answer: string, maxResultBytes: number, programKey: string): unknown {
-  const tag = answer.charAt(0);
-  const body = answer.slice(1);
-  if (tag === "U") return undefined;
-  if (tag === "R") {
-    if (utf8LengthExceeds(body, maxResultBytes)) {
+  const parts = answerParts(answer);
+  if (parts.kind === "value") {
+    if (parts.json === undefined) return undefined;
+    if (utf8LengthExceeds(parts.json, maxResultBytes)) {
       throw new SandboxError("result", `The result is larger than ${maxResultBytes} bytes of JSON`, {
         programKey,
       });
     }
     try {
-      return JSON.parse(body) as unknown;
+      return JSON.parse(parts.json) as unknown;
     } catch {
       throw new SandboxError("result", "The result is not valid JSON", { programKey });
     }
   }
-  if (tag === "E") {
+  if (parts.kind === "error") {
     let name = "Error";
     let message = "unknown error";
     let isResult = false;
     try {
-      const parsed = JSON.parse(body) as { name?: unknown; message?: unknown; result?: unknown };
+      const parsed = JSON.parse(parts.json) as { name?: unknown; message?: unknown; result?: unknown };
       if (typeof parsed.name === "string") name = parsed.name;
       if (typeof parsed.message === "string") message = parsed.message;
       isResult = parsed.result === true;

@@ -5,6 +5,7 @@
  * ask the data service, which runs the real ones.
  */
 
+import { UNDEFINED_ANSWER } from "./answers.ts";
 import { SandboxError, SandboxHostError } from "./errors.ts";
 import { hostAnswerValue } from "./host-answers.ts";
 import { IsolatePool, type IsolateProgram } from "./pool.ts";
@@ -78,7 +79,7 @@ export class SandboxHost {
       cpuMs = ms;
     };
     try {
-      let answer = "U";
+      let answer = UNDEFINED_ANSWER;
       if (message.mode === "warm") await program.warm(Math.max(1, deadline - Date.now()));
       else {
         const request = { mode: message.mode, target: message.target, payload: message.payload };

@@ -12,6 +12,7 @@
  */
 import { type ChildProcess, fork } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { UNDEFINED_ANSWER } from "./answers.ts";
 import { SandboxError, SandboxHostError, SandboxTimeoutError, safeText } from "./errors.ts";
 import { hostFailureAnswer, hostValueAnswer } from "./host-answers.ts";
 import {
@@ -272,7 +273,7 @@ export class SandboxProcess {
         }
         if (typeof message.cpuMs === "number") active.call.onCpuTime?.(message.cpuMs);
         if (message.error) this.finish(message.id, fromWireError(message.error, active.call.programKey));
-        else this.finish(message.id, message.answer ?? "U");
+        else this.finish(message.id, message.answer ?? UNDEFINED_ANSWER);
         break;
       }
       case "host":

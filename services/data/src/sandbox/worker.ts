@@ -16,6 +16,7 @@
  *   health check disposes an isolate that is still busy anyway.
  */
 import ivm from "isolated-vm";
+import { UNDEFINED_ANSWER } from "./answers.ts";
 import { BOOTSTRAP_SOURCE, type BootstrapOptions } from "./bootstrap.ts";
 import { SandboxError, SandboxHostError, SandboxTimeoutError, safeText } from "./errors.ts";
 import { hostFailureAnswer, hostValueAnswer } from "./host-answers.ts";
@@ -465,7 +466,7 @@ export class IsolateWorker {
     // Capped, and cancelled with the call (a timer never fires after its call ended).
     const delay = Math.min(Math.max(0, Number(requested) || 0), this.limits.maxTimerDelayMs);
     await sleep(delay, call.abort.signal);
-    return "R";
+    return UNDEFINED_ANSWER;
   }
 
   private encodeHostResult(name: string, value: unknown): string {
