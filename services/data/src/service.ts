@@ -229,7 +229,6 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
     }),
     hasher,
     checkFilter: checkFilterText,
-    checkModel: logic.checkModel,
     planExtension: logic.planExtension,
     scripts,
     adminTokens: config.ADMIN_TOKEN,

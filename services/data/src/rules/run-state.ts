@@ -5,7 +5,6 @@
  * row it reached through a relationship is reported.
  */
 import type { Principal } from "../domain/authorization.ts";
-import type { Problem } from "../domain/project-definition.ts";
 import type { Relationship, ResourceModel, VersionModel } from "../domain/project-model.ts";
 import type { CompiledRule, LogicModel, TableLogic } from "../domain/rule-model.ts";
 import type { WritePlan } from "../domain/write-plan.ts";
@@ -39,7 +38,6 @@ export interface LogicStats {
 /** A project model's rules, ready to run: the logic, its sandbox program and the rules by index. */
 export interface CompiledLogic {
   logic: LogicModel;
-  problems: Problem[];
   program: RuleProgram;
   byIndex: Map<number, CompiledRule>;
 }
