@@ -1,7 +1,7 @@
 /**
  * What one request's run of the rules (logic-run.ts) is given, and the state
  * it shares with the parts that do one job of it (aggregate-maintenance.ts,
- * rule-inserts.ts, settlement.ts): the rows it tracks, its queue, and where a
+ * rule-inserts.ts, settle-stage.ts): the rows it tracks, its queue, and where a
  * row it reached through a relationship is reported.
  */
 import type { Principal } from "../domain/authorization.ts";
