@@ -20,9 +20,9 @@
  * rows are read once per request (WritePlan caches them).
  */
 import { errors } from "../../../../shared/errors.ts";
+import { coerceValue, outputValue } from "../domain/column-values.ts";
 import type { ResourceModel } from "../domain/project-model.ts";
 import type { CompiledRule, TableLogic } from "../domain/rule-model.ts";
-import { coerceValue, outputValue } from "../domain/values.ts";
 import { newChecksum, parentIdOf, type RowChange, type WritePlan } from "../domain/write-plan.ts";
 import type { RowDocument, RowId } from "../store/tenant-rows.ts";
 import { AggregateMaintenance } from "./aggregate-maintenance.ts";
