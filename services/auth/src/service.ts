@@ -6,7 +6,7 @@ import { KeyStore } from "../../../shared/keys/key-store.ts";
 import type { Logger } from "../../../shared/logger.ts";
 import { RequestRateLimiter } from "../../../shared/rate-limits/request-limits.ts";
 import { createRedisClient } from "../../../shared/redis/clients.ts";
-import { reportRedisErrors } from "../../../shared/store-errors.ts";
+import { reportRedisErrors } from "../../../shared/redis/connection-log.ts";
 import { type AuthDeps, buildAuthApp } from "./app.ts";
 import { adminDirectoryOf, auditReporterOf } from "./clients/account-administration.ts";
 import { createDataServiceClient } from "./clients/data-service-client.ts";

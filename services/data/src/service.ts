@@ -13,8 +13,8 @@ import { createKeyValidator } from "../../../shared/keys/key-validation.ts";
 import type { Logger } from "../../../shared/logger.ts";
 import { AccountRateLimitStore, RequestRateLimiter } from "../../../shared/rate-limits/request-limits.ts";
 import { createRedisClient, type RedisClient } from "../../../shared/redis/clients.ts";
+import { reportRedisErrors } from "../../../shared/redis/connection-log.ts";
 import { projectChangedChannel } from "../../../shared/redis/key-layout.ts";
-import { reportRedisErrors } from "../../../shared/store-errors.ts";
 import { buildDataApp, type DataDeps } from "./app.ts";
 import { createPasswordHasher } from "./credentials/passwords.ts";
 import { createAdminDirectory } from "./domain/account-admins.ts";
@@ -229,7 +229,6 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
     }),
     hasher,
     checkFilter: checkFilterText,
-    checkModel: logic.checkModel,
     planExtension: logic.planExtension,
     scripts,
     adminTokens: config.ADMIN_TOKEN,

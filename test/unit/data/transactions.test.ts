@@ -69,7 +69,7 @@ function storeWith(client: MongoClient, fail: (op: string, call: number) => unkn
 
 describe("unit of work with MongoDB transactions", () => {
   let client: MongoClient;
-  const locks = { durable: false } as RowLockSession;
+  const locks = { withoutTransactions: false } as RowLockSession;
   const policy = retryPolicy({ lockWaitMs: 100, leaseMs: 1000 });
 
   before(() => {

@@ -74,12 +74,11 @@ describe("custom provider runtime", () => {
     expect(change).to.include({ ok: true, userIdentifier: "u:true", changePasswordResult: "success" });
   });
 
-  it("defaults getLoginInfo and getConfigInfo when the provider has none", async () => {
+  it("defaults getLoginInfo when the provider has none", async () => {
     const provider = createCustomProvider(
       options("function create() { return { authenticate() { return { roleNames: [] } } } }"),
     );
     expect((await provider.getLoginInfo()).fields.map((f) => f.name)).to.deep.equal(["username", "password"]);
-    expect(await provider.getConfigInfo()).to.deep.equal({ current: {}, fields: [], links: [] });
     await provider.warm();
   });
 

@@ -6,8 +6,8 @@
  */
 import { errors } from "../../../../shared/errors.ts";
 import { segmentProblem } from "../../../../shared/names.ts";
+import { coerceValue } from "./column-values.ts";
 import type { TableModel } from "./project-model.ts";
-import { coerceValue } from "./values.ts";
 
 export interface NewRowOptions {
   /** The table's next generated key (asked for only when the row has none). */

@@ -35,8 +35,6 @@ import { definitionIndexes } from "./table-indexes.ts";
 
 export interface DefinitionChecks {
   checkFilter: FilterChecker;
-  /** Runs once a definition compiled (e.g. the logic engine's own checks); returns problems. */
-  checkModel?: (model: ProjectModel) => Problem[];
 }
 
 /** What identifies one revision of one incarnation of a project (its ETag's value). */
@@ -104,8 +102,6 @@ export function checkDefinition(
     checks.checkFilter,
   );
   if (!compiled.ok) throw invalidDefinition(compiled.problems);
-  const more = checks.checkModel?.(compiled.model) ?? [];
-  if (more.length > 0) throw invalidDefinition(more);
   return parsed.definition;
 }
 

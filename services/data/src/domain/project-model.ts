@@ -19,7 +19,7 @@ import type {
   VersionDefinition,
   VersionResponseFormat,
 } from "./project-definition.ts";
-import { checkRuleLibraries } from "./rule-libraries.ts";
+import { checkRuleLibraries } from "./rule-library-check.ts";
 import { compileLogic, type LogicModel } from "./rule-model.ts";
 import { compileVersionScripts, isJavaScriptResource, type VersionScripts } from "./script-model.ts";
 import { type TableIndex, tableIndexes } from "./table-indexes.ts";

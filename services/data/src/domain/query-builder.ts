@@ -17,8 +17,8 @@ import {
 } from "../query/index.ts";
 import type { RowDocument, RowQuery } from "../store/tenant-rows.ts";
 import type { Permission } from "./authorization.ts";
+import { distinctByJson } from "./column-values.ts";
 import type { Relationship, ResourceModel, TableModel } from "./project-model.ts";
-import { distinctByJson } from "./values.ts";
 
 export type SortSpec = [string, 1 | -1][];
 

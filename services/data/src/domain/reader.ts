@@ -11,6 +11,7 @@
 import { errors } from "../../../../shared/errors.ts";
 import type { RowDocument, RowQuery, TenantRows } from "../store/tenant-rows.ts";
 import { type Permission, type Principal, permissionFor, requirePermission } from "./authorization.ts";
+import { distinctByJson, keySegment, parseKeySegment, rowId } from "./column-values.ts";
 import type { ProjectModel, ResourceModel } from "./project-model.ts";
 import {
   afterKey,
@@ -26,7 +27,6 @@ import {
   type SortSpec,
 } from "./query-builder.ts";
 import { type Addressing, toWire, type WireObject } from "./representation.ts";
-import { distinctByJson, keySegment, parseKeySegment, rowId } from "./values.ts";
 
 export interface ReadRequest {
   project: ProjectModel;

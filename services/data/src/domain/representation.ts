@@ -4,8 +4,8 @@
  */
 import { printName, printString } from "../query/index.ts";
 import type { RowDocument } from "../store/tenant-rows.ts";
+import { keySegment, outputValue } from "./column-values.ts";
 import type { ResourceModel, TableModel } from "./project-model.ts";
-import { keySegment, outputValue } from "./values.ts";
 
 export interface Addressing {
   /** `<origin>/rest` */

@@ -5,9 +5,9 @@
  */
 import { randomBytes } from "node:crypto";
 import type { RowDocument, RowId, RowQuery, RowWrite, TenantRows } from "../store/tenant-rows.ts";
+import { rowId } from "./column-values.ts";
 import type { ProjectModel, Relationship, ResourceModel, TableModel } from "./project-model.ts";
 import { childrenQuery } from "./query-builder.ts";
-import { rowId } from "./values.ts";
 
 export type Verb = "INSERT" | "UPDATE" | "DELETE";
 

@@ -4,7 +4,7 @@
  * a failed login with the reason logged, never an exception.
  */
 import { GENERIC_LOGIN_FAILURE } from "../../../../shared/contracts/internal-api.ts";
-import { isPlainObject } from "../domain/values.ts";
+import { isPlainObject } from "../domain/column-values.ts";
 import type { ChangePasswordResult, LoginField, LoginInfo, ProviderVerdict } from "./provider.ts";
 
 /** The message of a failed login when the provider's own text is not shown. */
@@ -225,56 +225,4 @@ export function mapLoginInfo(raw: unknown): { info: LoginInfo } | { problem: str
     }
   }
   return { info: { fields, links } };
-}
-
-export interface ConfigField {
-  name: string;
-  display: string;
-  description?: string;
-  type?: string;
-  length?: number;
-  helpURL?: string;
-}
-
-/** The answer of getConfigInfo() (docs/contract.md §2, docs/providers.md). */
-export interface ConfigInfo {
-  current: Record<string, unknown>;
-  fields: ConfigField[];
-  links: { display: string; href: string }[];
-}
-
-export function mapConfigInfo(raw: unknown): { info: ConfigInfo } | { problem: string } {
-  if (!isPlainObject(raw)) return { problem: "getConfigInfo did not return an object" };
-  const current = raw.current === undefined || raw.current === null ? {} : raw.current;
-  if (!isPlainObject(current)) return { problem: "getConfigInfo: current is not an object" };
-  const fields: ConfigField[] = [];
-  if (raw.fields !== undefined && raw.fields !== null) {
-    if (!Array.isArray(raw.fields)) return { problem: "getConfigInfo: fields is not an array" };
-    for (const f of raw.fields.slice(0, 100)) {
-      if (!isPlainObject(f) || typeof f.name !== "string")
-        return { problem: "getConfigInfo: every field needs a name" };
-      const field: ConfigField = {
-        name: clip(f.name, 100),
-        display: typeof f.display === "string" ? clip(f.display, 200) : f.name,
-      };
-      if (typeof f.description === "string") field.description = clip(f.description, 1000);
-      if (typeof f.type === "string") field.type = clip(f.type, 40);
-      if (typeof f.length === "number" && Number.isFinite(f.length) && f.length > 0)
-        field.length = Math.floor(f.length);
-      if (typeof f.helpURL === "string") field.helpURL = clip(f.helpURL, 2000);
-      fields.push(field);
-    }
-  }
-  const links: ConfigInfo["links"] = [];
-  if (Array.isArray(raw.links)) {
-    for (const l of raw.links.slice(0, 50)) {
-      if (isPlainObject(l) && typeof l.href === "string") {
-        links.push({
-          display: typeof l.display === "string" ? clip(l.display, 200) : l.href,
-          href: clip(l.href, 2000),
-        });
-      }
-    }
-  }
-  return { info: { current, fields, links } };
 }

@@ -7,6 +7,7 @@
  * Per isolate, on first use: the create function is called (it may be async),
  * then `configure(config)`. The provider object then stays in the warm isolate
  * and serves `getLoginInfo()` and `authenticate(payload, enablePasswordChange)`.
+ * `getConfigInfo()` is accepted for compatibility but never called.
  * Library code, create function name and config are all part of the program's
  * code hash, so changing any of them gives fresh isolates.
  *
@@ -21,7 +22,7 @@
  */
 import { errors } from "../../../../shared/errors.ts";
 import { fingerprint } from "../../../../shared/loggable-error.ts";
-import { isPlainObject } from "../domain/values.ts";
+import { isPlainObject } from "../domain/column-values.ts";
 import { createFetchJson, type FetchJsonOptions } from "../sandbox/fetch.ts";
 import {
   SandboxError,
@@ -32,16 +33,13 @@ import {
 } from "../sandbox/index.ts";
 import { isolateFunction } from "../sandbox/isolate-script.ts";
 import {
-  type ConfigInfo,
   DEFAULT_LOGIN_INFO,
   GENERIC_LOGIN_FAILURE,
   mapAuthenticateResult,
-  mapConfigInfo,
   mapLoginInfo,
 } from "./custom-provider-result.ts";
 import type { AuthenticateRequest, AuthProvider, LoginInfo, ProviderVerdict } from "./provider.ts";
 
-export type { ConfigField, ConfigInfo } from "./custom-provider-result.ts";
 export { GENERIC_LOGIN_FAILURE } from "./custom-provider-result.ts";
 
 export interface CustomProviderOptions {
@@ -72,8 +70,6 @@ export interface CustomProviderOptions {
 }
 
 export interface CustomAuthProvider extends AuthProvider {
-  /** The provider's `getConfigInfo()` (after `configure`); `{current: {}, fields: [], links: []}` when it has none. */
-  getConfigInfo(): Promise<ConfigInfo>;
   /** Loads the library and runs create + configure now, so that the first login is fast and errors show early. */
   warm(): Promise<void>;
   readonly program: SandboxProgram;
@@ -103,9 +99,6 @@ return await p.authenticate(payload, enablePasswordChange);`;
 
 const LOGIN_INFO = `const p = await ${HOLDER}();
 return typeof p.getLoginInfo === "function" ? { defined: true, value: await p.getLoginInfo() } : { defined: false };`;
-
-const CONFIG_INFO = `const p = await ${HOLDER}();
-return typeof p.getConfigInfo === "function" ? { defined: true, value: await p.getConfigInfo() } : { defined: false };`;
 
 const WARM = `await ${HOLDER}(); return true;`;
 
@@ -208,30 +201,9 @@ export function createCustomProvider(options: CustomProviderOptions): CustomAuth
       return mapped.info;
     },
 
-    async getConfigInfo(): Promise<ConfigInfo> {
-      const outcome = await run(CONFIG_INFO, {});
-      if (!outcome.ok) {
-        logger.warn({ programKey, ...codeFailure(outcome.error) }, "getConfigInfo failed");
-        throw errors.unavailable("The authentication provider", outcome.error);
-      }
-      const answer = outcome.value as { defined?: boolean; value?: unknown };
-      if (!answer?.defined) return { current: {}, fields: [], links: [] };
-      const mapped = mapConfigInfo(answer.value);
-      if ("problem" in mapped) {
-        logger.warn({ programKey, reason: mapped.problem }, "getConfigInfo answered something unusable");
-        throw errors.unavailable("The authentication provider");
-      }
-      return mapped.info;
-    },
-
     async warm(): Promise<void> {
       const outcome = await run(WARM, {});
       if (!outcome.ok) throw errors.unavailable("The authentication provider", outcome.error);
     },
   };
-}
-
-/** Reads a custom provider's `getConfigInfo()` (e.g. for an admin view of the project). */
-export function readCustomProviderConfigInfo(options: CustomProviderOptions): Promise<ConfigInfo> {
-  return createCustomProvider(options).getConfigInfo();
 }

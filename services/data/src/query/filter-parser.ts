@@ -12,7 +12,7 @@
  * LIMITS.maxInList values per in-list, LIMITS.maxTextLength characters.
  */
 import type { AttrRef, CompareOp, FilterNode, Literal, StringLiteral } from "./ast.ts";
-import { LIMITS } from "./limits.ts";
+import { LIMITS } from "./input-limits.ts";
 import { badQuery, type QueryLabel } from "./query-error.ts";
 import { describe, type Keyword, type Token, tokenize } from "./tokenizer.ts";
 

@@ -41,7 +41,7 @@ export type {
   StringLiteral,
 } from "./ast.ts";
 export { parseFilter } from "./filter-parser.ts";
-export { LIMITS } from "./limits.ts";
+export { LIMITS } from "./input-limits.ts";
 export { compileOrder } from "./order-compiler.ts";
 export { parseOrder } from "./order-parser.ts";
 export { printFilter, printName, printOrder, printString } from "./printer.ts";

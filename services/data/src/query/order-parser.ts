@@ -5,7 +5,7 @@
  * nothing else can stand in that place.
  */
 import type { OrderItem } from "./ast.ts";
-import { LIMITS } from "./limits.ts";
+import { LIMITS } from "./input-limits.ts";
 import { badQuery, type QueryLabel } from "./query-error.ts";
 import { describe, tokenize } from "./tokenizer.ts";
 

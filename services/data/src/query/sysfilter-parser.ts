@@ -11,7 +11,7 @@
  * `equal(x: null)` is `x is null`, `notequal(x: null)` is `x is not null`.
  */
 import type { AttrRef, CompareOp, FilterNode, Literal } from "./ast.ts";
-import { LIMITS } from "./limits.ts";
+import { LIMITS } from "./input-limits.ts";
 import { badQuery, type QueryLabel, show } from "./query-error.ts";
 import { describeS, type SToken, tokenizeStructured } from "./structured-tokenizer.ts";
 

@@ -7,7 +7,7 @@
  * `null_first` / `null_last` order ascending with nulls first / last.
  */
 import type { OrderItem } from "./ast.ts";
-import { LIMITS } from "./limits.ts";
+import { LIMITS } from "./input-limits.ts";
 import { badQuery, type QueryLabel, show } from "./query-error.ts";
 import { describeS, tokenizeStructured } from "./structured-tokenizer.ts";
 

@@ -8,7 +8,7 @@
  * - Numbers: `-?(digits[.digits]|.digits)([eE][+-]?digits)?`.
  * - `@{global}`: global names are `[A-Za-z_][A-Za-z0-9_.-]*`.
  */
-import { LIMITS } from "./limits.ts";
+import { LIMITS } from "./input-limits.ts";
 import { badQuery, type QueryLabel, show } from "./query-error.ts";
 
 export const KEYWORDS = ["and", "or", "not", "like", "in", "is", "null", "true", "false"] as const;

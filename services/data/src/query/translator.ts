@@ -16,12 +16,12 @@
  * escaped, anchored regular expression (like-regex.ts).
  */
 import type { AttributeInfo, FilterNode, InNode, LikeNode, MongoQuery, QuerySchema } from "./ast.ts";
+import { assertComparable, bindLiteral, type Coerced, coerce } from "./filter-values.ts";
+import { LIMITS } from "./input-limits.ts";
 import { exactRegex, likeToRegex } from "./like-regex.ts";
-import { LIMITS } from "./limits.ts";
 import { badQuery, type QueryLabel, show } from "./query-error.ts";
 import { assertAllowedQuery } from "./query-guard.ts";
 import { resolveAttribute } from "./schema.ts";
-import { assertComparable, bindLiteral, type Coerced, coerce } from "./values.ts";
 
 export interface CompileOptions {
   /**

@@ -3,14 +3,13 @@
  * rules of each project model compiled once into a sandbox program, and their
  * run over one request's plan (logic-run.ts).
  */
-import type { Problem } from "../domain/project-definition.ts";
 import { type ProjectModel, programKey } from "../domain/project-model.ts";
 import type { WritePlan } from "../domain/write-plan.ts";
 import { LogicRun } from "./logic-run.ts";
 import { programSource } from "./program.ts";
 import { ruleProgramSources } from "./rule-libraries.ts";
 import type { CompiledLogic, LogicLimits, LogicRequest, LogicStats } from "./run-state.ts";
-import { type RuleRuntime, ruleFailure } from "./runtime.ts";
+import type { RuleRuntime } from "./runtime.ts";
 
 export type { LogicLimits, LogicRequest, LogicStats } from "./run-state.ts";
 
@@ -26,21 +25,14 @@ export class LogicEngine {
     this.limits = { ...DEFAULT_LIMITS, ...limits };
   }
 
-  /** Problems of a project's rules (run when a definition is applied). */
-  check(model: ProjectModel): Problem[] {
-    return this.compiled(model).problems;
-  }
-
   compiled(model: ProjectModel): CompiledLogic {
     let c = this.#compiled.get(model);
     if (!c) {
-      // The rules were compiled and checked with the model; a model with problems is never built.
+      // The rules were compiled and checked with the model (rule-model.ts); a model with problems is never built.
       const logic = model.logic;
-      const problems: Problem[] = [];
       const key = programKey(model, "rules");
       c = {
         logic,
-        problems,
         program: {
           key,
           account: model.account,
@@ -59,11 +51,6 @@ export class LogicEngine {
     const compiled = this.compiled(plan.project);
     const stats: LogicStats = { sandboxCalls: 0, rowPasses: 0, waves: 0 };
     if (!compiled.logic.hasRules) return stats;
-    if (compiled.problems.length > 0) {
-      throw ruleFailure(
-        `The project's rules cannot run: ${compiled.problems[0]!.path}: ${compiled.problems[0]!.message}`,
-      );
-    }
     await new LogicRun(this, compiled, plan, request, stats).run();
     return stats;
   }

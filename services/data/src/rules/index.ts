@@ -1,11 +1,10 @@
 /**
  * Reactive logic (docs/rules.md): the rules of a project definition, run on every
  * write's plan before it is committed. The data service wires `planExtension`
- * into the writer and `checkModel` into the admin API (rejects definitions
- * whose rules do not parse, read unknown attributes or form a cycle).
+ * into the writer. Definitions whose rules do not parse, read unknown
+ * attributes or form a cycle are rejected when the model is compiled
+ * (domain/rule-model.ts), before the engine sees them.
  */
-import type { Problem } from "../domain/project-definition.ts";
-import type { ProjectModel } from "../domain/project-model.ts";
 import type { PlanExtension } from "../domain/writer.ts";
 import type { SandboxPool } from "../sandbox/index.ts";
 import { LogicEngine, type LogicLimits } from "./engine.ts";
@@ -17,7 +16,6 @@ export { type RuleRuntime, sandboxRuntime } from "./runtime.ts";
 export interface Logic {
   engine: LogicEngine;
   planExtension: PlanExtension;
-  checkModel: (model: ProjectModel) => Problem[];
 }
 
 export function createLogic(
@@ -31,6 +29,5 @@ export function createLogic(
     planExtension: async (plan, principal, context) => {
       await engine.apply(plan, { principal, resource: context.resource, version: context.version });
     },
-    checkModel: (model) => engine.check(model),
   };
 }

@@ -13,16 +13,16 @@
  *    (rule-calls.ts).
  * 2. Settling: validations and events of every changed row, on its final
  *    state; rows that events insert go back to 1. Then commit validations and
- *    commit events over the final state (settlement.ts).
+ *    commit events over the final state (settle-stage.ts).
  *
  * LogicRun holds the run's shared state (run-state.ts): the rows it tracks
  * (tracked-rows.ts), the queue of the next wave and the statistics. Parent
  * rows are read once per request (WritePlan caches them).
  */
 import { errors } from "../../../../shared/errors.ts";
+import { coerceValue, outputValue } from "../domain/column-values.ts";
 import type { ResourceModel } from "../domain/project-model.ts";
 import type { CompiledRule, TableLogic } from "../domain/rule-model.ts";
-import { coerceValue, outputValue } from "../domain/values.ts";
 import { newChecksum, parentIdOf, type RowChange, type WritePlan } from "../domain/write-plan.ts";
 import type { RowDocument, RowId } from "../store/tenant-rows.ts";
 import { AggregateMaintenance } from "./aggregate-maintenance.ts";
@@ -41,7 +41,7 @@ import {
   resourceVia,
 } from "./run-state.ts";
 import { type RuleRuntime, ruleFailure } from "./runtime.ts";
-import { Settlement } from "./settlement.ts";
+import { SettleStage } from "./settle-stage.ts";
 import { type PreparedPass, type TrackedRow, TrackedRows } from "./tracked-rows.ts";
 
 export class LogicRun implements RunState {
@@ -55,7 +55,7 @@ export class LogicRun implements RunState {
   readonly #calls: RuleCalls;
   readonly #aggregates: AggregateMaintenance;
   readonly #inserts: RuleInserts;
-  readonly #settlement: Settlement;
+  readonly #settle: SettleStage;
 
   constructor(
     engine: { runtime: RuleRuntime; limits: LogicLimits },
@@ -73,7 +73,7 @@ export class LogicRun implements RunState {
     this.#calls = new RuleCalls(engine.runtime, compiled, plan, stats);
     this.#aggregates = new AggregateMaintenance(this, this.#calls);
     this.#inserts = new RuleInserts(this, this.#calls);
-    this.#settlement = new Settlement(this, this.#calls, this.#inserts, () => this.#propagate());
+    this.#settle = new SettleStage(this, this.#calls, this.#inserts, () => this.#propagate());
   }
 
   get tables(): Map<string, TableLogic> {
@@ -83,7 +83,7 @@ export class LogicRun implements RunState {
   async run(): Promise<void> {
     for (const change of this.plan.changes) this.#startClientChange(change);
     await this.#propagate();
-    await this.#settlement.settleAndCommit();
+    await this.#settle.settleAndCommit();
   }
 
   // ---- rows ---------------------------------------------------------------------------------

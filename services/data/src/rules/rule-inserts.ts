@@ -6,9 +6,9 @@
  * is planned as an insert and queued for its first pass.
  */
 import type { ApiError } from "../../../../shared/errors.ts";
+import { coerceValue, rowId } from "../domain/column-values.ts";
 import { newRowValues } from "../domain/new-row.ts";
 import type { CompiledRule, TableLogic } from "../domain/rule-model.ts";
-import { coerceValue, rowId } from "../domain/values.ts";
 import { newChecksum, parentIdOf } from "../domain/write-plan.ts";
 import type { RowDocument } from "../store/tenant-rows.ts";
 import { initialAggregates } from "./aggregate-values.ts";

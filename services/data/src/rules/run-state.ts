@@ -1,11 +1,10 @@
 /**
  * What one request's run of the rules (logic-run.ts) is given, and the state
  * it shares with the parts that do one job of it (aggregate-maintenance.ts,
- * rule-inserts.ts, settlement.ts): the rows it tracks, its queue, and where a
+ * rule-inserts.ts, settle-stage.ts): the rows it tracks, its queue, and where a
  * row it reached through a relationship is reported.
  */
 import type { Principal } from "../domain/authorization.ts";
-import type { Problem } from "../domain/project-definition.ts";
 import type { Relationship, ResourceModel, VersionModel } from "../domain/project-model.ts";
 import type { CompiledRule, LogicModel, TableLogic } from "../domain/rule-model.ts";
 import type { WritePlan } from "../domain/write-plan.ts";
@@ -39,7 +38,6 @@ export interface LogicStats {
 /** A project model's rules, ready to run: the logic, its sandbox program and the rules by index. */
 export interface CompiledLogic {
   logic: LogicModel;
-  problems: Problem[];
   program: RuleProgram;
   byIndex: Map<number, CompiledRule>;
 }

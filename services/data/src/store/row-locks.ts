@@ -36,9 +36,9 @@ export class RowLocks {
     this.#deps = deps;
   }
 
-  /** A session for one request; `durable`: without transactions (intents and Redis row locks). */
-  open(database: string, durable: boolean): RowLockSession {
-    return new RowLockSession(this.#deps, database, durable);
+  /** A session for one request; `withoutTransactions`: the store has none, so writes take intents and Redis row locks. */
+  open(database: string, withoutTransactions: boolean): RowLockSession {
+    return new RowLockSession(this.#deps, database, withoutTransactions);
   }
 }
 
@@ -58,7 +58,8 @@ export function lockRequests(
 }
 
 export class RowLockSession {
-  readonly durable: boolean;
+  /** The store has no transactions: writes take a write intent and Redis row locks, and are undone on failure. */
+  readonly withoutTransactions: boolean;
   readonly #deps: RowLocksDeps;
   /** The tenant database the request writes (row lock keys name the row where it is stored). */
   readonly #database: string;
@@ -70,10 +71,10 @@ export class RowLockSession {
   #lease: Lease | undefined;
   #state: IntentState = "clean";
 
-  constructor(deps: RowLocksDeps, database: string, durable: boolean) {
+  constructor(deps: RowLocksDeps, database: string, withoutTransactions: boolean) {
     this.#deps = deps;
     this.#database = database;
-    this.durable = durable;
+    this.withoutTransactions = withoutTransactions;
   }
 
   /**
@@ -88,7 +89,7 @@ export class RowLockSession {
     // Rows a plan inserts get fresh generated keys on every plan: they take Redis locks (nobody
     // may build on an insert that could still be undone) but are no reason to plan again.
     let stale = await this.#queue(requests.filter((r) => r.existed).map((r) => r.key));
-    if (!this.durable || (requests.length === 0 && this.#held.size === 0)) return stale;
+    if (!this.withoutTransactions || (requests.length === 0 && this.#held.size === 0)) return stale;
     // A plan older than a delete tombstone lives could miss a delete made since its read.
     if (Date.now() - plannedAt > this.#deps.policy.tombstoneMs) stale = true;
     return (await this.#lockInRedis(writes, requests)) || stale;
@@ -164,7 +165,7 @@ export class RowLockSession {
 
   /** True while this request may still write under its locks (always, with transactions). */
   get mayWrite(): boolean {
-    return !this.durable || (this.#lease?.held ?? false);
+    return !this.withoutTransactions || (this.#lease?.held ?? false);
   }
 
   /** Throws 503 when the locks may no longer be ours (the lease could not be renewed). */

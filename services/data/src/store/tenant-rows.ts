@@ -15,7 +15,7 @@ export type RowId = string | number | boolean;
 export type RowDocument = {
   _id: RowId;
   _ck: string;
-  // biome-ignore lint/suspicious/noExplicitAny: a column holds whatever its type allows (domain/values.ts)
+  // biome-ignore lint/suspicious/noExplicitAny: a column holds whatever its type allows (domain/column-values.ts)
   [column: string]: any;
 };
 

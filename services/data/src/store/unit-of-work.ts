@@ -28,7 +28,7 @@ export async function commitWrites(
 ): Promise<void> {
   if (writes.length === 0) return;
   // A store-connection error leaves as 503/5031 through the error middleware.
-  if (locks.durable) return applyWithUndo(store, database, writes, locks, policy, feed?.batch);
+  if (locks.withoutTransactions) return applyWithUndo(store, database, writes, locks, policy, feed?.batch);
   const session = store.startSession();
   try {
     await session.withTransaction(async () => {

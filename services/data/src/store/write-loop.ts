@@ -46,8 +46,8 @@ export function createWriteLoop(deps: WriteLoopDeps): WriteLoop {
   const { store, locks, policy, logger, feed } = deps;
   return {
     async run(storage, plan) {
-      const durable = !(await store.supportsTransactions());
-      const session = locks.open(storage.database, durable);
+      const withoutTransactions = !(await store.supportsTransactions());
+      const session = locks.open(storage.database, withoutTransactions);
       try {
         for (let attempt = 1; ; attempt++) {
           const plannedAt = Date.now();

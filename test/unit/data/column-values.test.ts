@@ -1,6 +1,6 @@
 import { expect } from "chai";
+import { coerceValue, keySegment, parseKeySegment } from "../../../services/data/src/domain/column-values.ts";
 import type { ColumnModel, TableModel } from "../../../services/data/src/domain/project-model.ts";
-import { coerceValue, keySegment, parseKeySegment } from "../../../services/data/src/domain/values.ts";
 
 const col = (type: ColumnModel["type"], extra: Partial<ColumnModel> = {}): ColumnModel => ({
   name: "c",

@@ -29,7 +29,7 @@ interface PendingSettle {
   state: RowDocument | null;
 }
 
-export class Settlement {
+export class SettleStage {
   readonly #state: RunState;
   readonly #calls: RuleCalls;
   readonly #inserts: RuleInserts;

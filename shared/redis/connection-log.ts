@@ -1,7 +1,7 @@
-/** Connection errors of store clients are logged (once per kind of failure burst) instead of thrown at nobody. */
+/** Connection errors of Redis clients are logged (once per kind of failure burst) instead of thrown at nobody. */
 
-import type { Logger } from "./logger.ts";
-import type { RedisClient } from "./redis/clients.ts";
+import type { Logger } from "../logger.ts";
+import type { RedisClient } from "./clients.ts";
 
 export function reportRedisErrors(
   redis: RedisClient,
