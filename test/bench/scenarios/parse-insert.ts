@@ -48,7 +48,7 @@ async function installParse(log: (line: string) => void): Promise<string | undef
 }
 
 /** `url` with its database name replaced by `database` (hosts and options kept). */
-export function withDatabase(url: string, database: string): string {
+function withDatabase(url: string, database: string): string {
   const match = /^(mongodb(?:\+srv)?:\/\/[^/?]*)(?:\/[^?]*)?(\?.*)?$/.exec(url);
   if (!match) throw new Error("MONGO_URL is not a mongodb:// URL");
   return `${match[1]}/${database}${match[2] ?? ""}`;
