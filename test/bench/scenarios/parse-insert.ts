@@ -13,6 +13,7 @@
  * reported as pending with the reason.
  */
 import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { keyHeader } from "../../support/http.ts";
@@ -66,8 +67,8 @@ export const parseInsert: Scenario = {
     const notInstalled = await installParse(ctx.log);
     if (notInstalled) return ctx.pending(notInstalled);
     const { key, client } = await benchProject(stack, PROJECT, oneTableProject("item"));
-    const restKey = `rest-${Math.random().toString(36).slice(2)}`;
-    const masterKey = `master-${Math.random().toString(36).slice(2)}`;
+    const restKey = randomBytes(18).toString("base64url");
+    const masterKey = randomBytes(18).toString("base64url");
     let parse: NodeChild;
     try {
       parse = await stack.startServer("parse server", "test/bench/servers/parse.ts", {
@@ -82,77 +83,82 @@ export const parseInsert: Scenario = {
     } catch (err) {
       return ctx.pending(`Parse Server did not start on this store (its error is in the log above): ${err}`);
     }
-    const parseHeaders = { "X-Parse-Application-Id": APP_ID, "X-Parse-REST-API-Key": restKey };
-    // The class exists before the load (clients may not create classes; the master key may).
-    const schema = await fetch(`${parse.url}/parse/schemas/${CLASS}`, {
-      method: "POST",
-      headers: {
-        "X-Parse-Application-Id": APP_ID,
-        "X-Parse-Master-Key": masterKey,
-        "content-type": "application/json",
-      },
-      body: JSON.stringify({
-        className: CLASS,
-        fields: { name: { type: "String" }, qty: { type: "Number" } },
-      }),
-    });
-    const first = await fetch(`${parse.url}/parse/classes/${CLASS}`, {
-      method: "POST",
-      headers: { ...parseHeaders, "content-type": "application/json" },
-      body: JSON.stringify({ name: "first", qty: 1 }),
-    });
-    if (first.status !== 201) {
-      const reason = `schema ${schema.status} ${await schema.text()}; create ${first.status} ${await first.text()}`;
-      return ctx.pending(`Parse Server started but cannot create an object on this store: ${reason}`);
-    }
-    await first.body?.cancel();
-    await schema.body?.cancel();
-
-    let written = 0;
-    const tessera = (summary: boolean) => ({
-      url: `${stack.dataUrl}${client.root}/item`,
-      method: "POST" as const,
-      headers: keyHeader(key),
-      next: () => {
-        const n = ++written;
-        return {
-          path: `${client.root}/item${summary ? "" : "?txsummary=false"}`,
-          body: JSON.stringify({ id: `r${n}`, name: `row ${n}`, qty: n % 7 }),
-        };
-      },
-    });
-    let created = 0;
-    await ctx.measure([
-      {
-        name: "parse",
-        what: `Parse Server ${PARSE_VERSION}: POST /parse/classes/${CLASS}, one object (app id + REST key)`,
-        target: {
-          url: `${parse.url}/parse/classes/${CLASS}`,
-          method: "POST",
-          headers: parseHeaders,
-          next: () => {
-            const n = ++created;
-            return { body: JSON.stringify({ name: `row ${n}`, qty: n % 7 }) };
-          },
+    try {
+      const parseHeaders = { "X-Parse-Application-Id": APP_ID, "X-Parse-REST-API-Key": restKey };
+      // The class exists before the load (clients may not create classes; the master key may).
+      const schema = await fetch(`${parse.url}/parse/schemas/${CLASS}`, {
+        method: "POST",
+        headers: {
+          "X-Parse-Application-Id": APP_ID,
+          "X-Parse-Master-Key": masterKey,
+          "content-type": "application/json",
         },
-        connections: CONNECTIONS,
-      },
-      {
-        name: "tessera",
-        what: "Tessera: POST one row, no rules (answer: the transaction summary)",
-        target: tessera(true),
-        connections: CONNECTIONS,
-        baseline: "parse",
-        goal: { op: ">=", value: 1.0 },
-      },
-      {
-        name: "tessera-nosummary",
-        what: "Tessera: POST one row, no rules, ?txsummary=false (answer: status only)",
-        target: tessera(false),
-        connections: CONNECTIONS,
-        baseline: "parse",
-      },
-    ]);
-    ctx.log(`${written} rows posted to Tessera, ${created} objects to Parse while measuring`);
+        body: JSON.stringify({
+          className: CLASS,
+          fields: { name: { type: "String" }, qty: { type: "Number" } },
+        }),
+      });
+      const first = await fetch(`${parse.url}/parse/classes/${CLASS}`, {
+        method: "POST",
+        headers: { ...parseHeaders, "content-type": "application/json" },
+        body: JSON.stringify({ name: "first", qty: 1 }),
+      });
+      if (first.status !== 201) {
+        const reason = `schema ${schema.status} ${await schema.text()}; create ${first.status} ${await first.text()}`;
+        return ctx.pending(`Parse Server started but cannot create an object on this store: ${reason}`);
+      }
+      await first.body?.cancel();
+      await schema.body?.cancel();
+
+      let written = 0;
+      const tessera = (summary: boolean) => ({
+        url: `${stack.dataUrl}${client.root}/item`,
+        method: "POST" as const,
+        headers: keyHeader(key),
+        next: () => {
+          const n = ++written;
+          return {
+            path: `${client.root}/item${summary ? "" : "?txsummary=false"}`,
+            body: JSON.stringify({ id: `r${n}`, name: `row ${n}`, qty: n % 7 }),
+          };
+        },
+      });
+      let created = 0;
+      await ctx.measure([
+        {
+          name: "parse",
+          what: `Parse Server ${PARSE_VERSION}: POST /parse/classes/${CLASS}, one object (app id + REST key)`,
+          target: {
+            url: `${parse.url}/parse/classes/${CLASS}`,
+            method: "POST",
+            headers: parseHeaders,
+            next: () => {
+              const n = ++created;
+              return { body: JSON.stringify({ name: `row ${n}`, qty: n % 7 }) };
+            },
+          },
+          connections: CONNECTIONS,
+        },
+        {
+          name: "tessera",
+          what: "Tessera: POST one row, no rules (answer: the transaction summary)",
+          target: tessera(true),
+          connections: CONNECTIONS,
+          baseline: "parse",
+          goal: { op: ">=", value: 1.0 },
+        },
+        {
+          name: "tessera-nosummary",
+          what: "Tessera: POST one row, no rules, ?txsummary=false (answer: status only)",
+          target: tessera(false),
+          connections: CONNECTIONS,
+          baseline: "parse",
+        },
+      ]);
+      ctx.log(`${written} rows posted to Tessera, ${created} objects to Parse while measuring`);
+    } finally {
+      // The other scenarios of the run get the cores back.
+      await parse.stop();
+    }
   },
 };
