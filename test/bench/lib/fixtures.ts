@@ -160,6 +160,25 @@ export function authHeaders(fixtures: Fixtures): Record<string, string> {
   return keyHeader(fixtures.key);
 }
 
+/** A project with one table `table` (string key `id`, `name`, integer `qty`), no rules, and role "Full access". */
+export function oneTableProject(table: string) {
+  return {
+    authentication: { provider: "builtin" },
+    tables: {
+      [table]: {
+        key: ["id"],
+        columns: {
+          id: { type: "string", required: true },
+          name: { type: "string" },
+          qty: { type: "integer" },
+        },
+      },
+    },
+    apiVersions: { v1: { resources: {} } },
+    roles: { "Full access": { tables: { "*": { access: ["read", "insert", "update", "delete"] } } } },
+  };
+}
+
 /** A project of a scenario's own (created by this call) and a key of its role "Full access". */
 export async function benchProject(
   stack: Stack,

@@ -6,23 +6,13 @@
  * Both write the same table of the same project, slice by slice.
  */
 import { adminClient, keyHeader, projectClient } from "../../support/http.ts";
-import { ACCOUNT, expectStatus } from "../lib/fixtures.ts";
+import { ACCOUNT, expectStatus, oneTableProject } from "../lib/fixtures.ts";
 import type { Scenario } from "../lib/types.ts";
 
 const CONNECTIONS = 10;
 const PROJECT = "feed";
 
-const feedProject = {
-  authentication: { provider: "builtin" },
-  tables: {
-    entry: {
-      key: ["id"],
-      columns: { id: { type: "string", required: true }, name: { type: "string" }, qty: { type: "integer" } },
-    },
-  },
-  apiVersions: { v1: { resources: {} } },
-  roles: { "Full access": { tables: { "*": { access: ["read", "insert", "update", "delete"] } } } },
-};
+const feedProject = oneTableProject("entry");
 
 export const changeFeed: Scenario = {
   id: "change-feed",

@@ -11,6 +11,7 @@ import { customProviderLogin, rulesCascade, rulesGrandparent, sandboxOverhead } 
 import { login } from "./login.ts";
 import { nested } from "./nested.ts";
 import { paging } from "./paging.ts";
+import { parseInsert } from "./parse-insert.ts";
 import { responseFormats } from "./response-formats.ts";
 import { scripts } from "./scripts.ts";
 
@@ -19,6 +20,7 @@ export const scenarios: Scenario[] = [
   dataVsFloor,
   login,
   insertGrowth,
+  parseInsert,
   paging,
   nested,
   rulesCascade,
