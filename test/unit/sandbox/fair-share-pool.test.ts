@@ -63,6 +63,19 @@ describe("sandbox fair-share pool", () => {
     await holding;
   });
 
+  it("reports a timeout with the caller's own limit, however long the wait for a turn took", async () => {
+    const p = pool.program(
+      "wait/p/x",
+      "function wait(ms) { return new Promise((r) => setTimeout(r, ms)) } function spin() { while (true) {} }",
+      { account: "wait" },
+    );
+    const holding = p.call("wait", [30], { timeoutMs: 5000 });
+    const spun = await p.call("spin", [], { timeoutMs: 300 }).catch((e: unknown) => e);
+    expect(spun).to.be.instanceOf(SandboxTimeoutError);
+    expect((spun as SandboxTimeoutError).timeoutMs).to.equal(300);
+    await holding;
+  });
+
   it("hands the same wrapped program back for the same registration", () => {
     const a = pool.program("k/p/x", SOURCE, { account: "k" });
     expect(pool.program("k/p/x", SOURCE, { account: "k" })).to.equal(a);

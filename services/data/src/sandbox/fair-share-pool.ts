@@ -167,6 +167,13 @@ export class FairSharePool implements SandboxPool {
       if (e instanceof SandboxError && (e.kind === "memory" || e.kind === "crashed")) {
         cpuMs = Math.max(cpuMs, LOST_ISOLATE_CHARGE_MS);
       }
+      // The call ran with what its wait for a turn left of its limit; it ran past the caller's limit.
+      if (e instanceof SandboxTimeoutError && e.timeoutMs !== timeoutMs) {
+        throw new SandboxTimeoutError(timeoutMs, `The call did not finish within ${timeoutMs} ms`, {
+          programKey: e.programKey,
+          cause: e,
+        });
+      }
       throw e;
     } finally {
       turn.end(cpuMs);
