@@ -8,8 +8,6 @@
 /** Nesting levels of objects and arrays a request body may have (a top-level object is one). */
 export const MAX_JSON_DEPTH = 64;
 
-const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
-
 /** The bytes as text, or undefined when they are not well-formed UTF-8. */
 export function decodeUtf8(bytes: Uint8Array): string | undefined {
   try {
@@ -42,13 +40,13 @@ export function jsonValueProblem(value: unknown): string | undefined {
   while (pending.length > 0) {
     const item = pending.pop();
     if (typeof item === "string") {
-      if (LONE_SURROGATE.test(item)) return "A string in the request body holds a lone surrogate";
+      if (!item.isWellFormed()) return "A string in the request body holds a lone surrogate";
     } else if (Array.isArray(item)) {
       for (const inner of item) pending.push(inner);
     } else if (typeof item === "object" && item !== null) {
       for (const [name, inner] of Object.entries(item)) {
         if (name === "__proto__") return "The request body has a property named __proto__";
-        if (LONE_SURROGATE.test(name)) return "A property name in the request body holds a lone surrogate";
+        if (!name.isWellFormed()) return "A property name in the request body holds a lone surrogate";
         pending.push(inner);
       }
     }
