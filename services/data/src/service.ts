@@ -3,6 +3,8 @@
  * configuration and wires every dependency explicitly. Used by main.ts and by
  * the integration tests (which listen on an ephemeral port).
  */
+
+import type { MongoClient } from "mongodb";
 import mongoose, { type Connection } from "mongoose";
 import { Gauge } from "prom-client";
 import { type DataConfig, rateLimitSettings } from "../../../shared/config.ts";
@@ -47,6 +49,7 @@ import { RowQueue } from "./store/row-queue.ts";
 import { StorageNames } from "./store/storage-names.ts";
 import { DeletedStorageSweeper } from "./store/storage-sweeper.ts";
 import { TableIndexStore } from "./store/table-index-store.ts";
+import { TenantDatabases } from "./store/tenant-databases.ts";
 import type { WriteLoop } from "./store/tenant-rows.ts";
 import { TenantStore } from "./store/tenant-store.ts";
 import { UserStore } from "./store/user-store.ts";
@@ -59,6 +62,8 @@ export interface DataService {
   lifecycle: Lifecycle;
   /** Drops what writes in flight recreated under the names of deleted accounts and projects. */
   sweeper: DeletedStorageSweeper;
+  /** The service's MongoDB client (for tools and tests that watch the commands it sends). */
+  mongo: MongoClient;
   close(): Promise<void>;
 }
 
@@ -105,20 +110,16 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
     client: redis,
     prefix: config.REDIS_PREFIX,
   });
-  const tenants = new TenantStore(
-    connection.getClient(),
-    config.QUERY_TIMEOUT_MS,
-    redis,
-    config.REDIS_PREFIX,
-  );
-  const { writeLoop, recoverer, feed } = createWritePath(config, tenants, redis, metrics, logger);
+  const databases = new TenantDatabases(connection.getClient(), config.QUERY_TIMEOUT_MS);
+  const tenants = new TenantStore(databases, redis, config.REDIS_PREFIX);
+  const { writeLoop, recoverer, feed } = createWritePath(config, databases, redis, metrics, logger);
   const hub = feed && new FeedHub(redis, () => createRedisClient(config, "command"), logger);
   const liveCuts = metrics.counter(
     "tessera_live_streams_cut_total",
     "Live queries ended because the client read slower than the changes came (it resumes)",
     [],
   );
-  const tableIndexes = new TableIndexStore(tenants, logger);
+  const tableIndexes = new TableIndexStore(databases, logger);
   const compile = (stored: ProjectWithStorage) => {
     const parsed = parseProjectDefinition(stored.definition);
     if (!parsed.ok) throw new Error(`stored definition of ${stored.account}/${stored.name} no longer parses`);
@@ -201,7 +202,7 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
       redis: async () => {
         await redis.ping();
       },
-      mongodb: () => tenants.ping(),
+      mongodb: () => databases.ping(),
     },
     keys: createKeyValidator(keyStore, config.AUTH_SCHEMES),
     rateLimits: rateLimits && new RequestRateLimiter(redis, config.REDIS_PREFIX, rateLimits),
@@ -244,6 +245,7 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
     deps,
     lifecycle,
     sweeper,
+    mongo: connection.getClient(),
     async close() {
       projects.stop();
       await sweeper.stop();
@@ -262,7 +264,7 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
  */
 function createWritePath(
   config: DataConfig,
-  tenants: TenantStore,
+  databases: TenantDatabases,
   redis: RedisClient,
   metrics: Metrics,
   logger: Logger,
@@ -304,14 +306,14 @@ function createWritePath(
   });
   const recoverer = new IntentRecoverer({
     intents,
-    undo: (account, writes, mayWrite) => undoWrites(tenants, account, writes, mayWrite),
+    undo: (account, writes, mayWrite) => undoWrites(databases, account, writes, mayWrite),
     leaseMs: policy.leaseMs,
     intervalMs: config.WRITE_RECOVERY_INTERVAL_MS,
     logger,
     onRecovered: () => recovered.inc(),
   });
   const feed = config.FEED_ENABLED ? createChangeFeed(config, redis, metrics, logger) : undefined;
-  return { writeLoop: createWriteLoop({ store: tenants, locks, policy, logger, feed }), recoverer, feed };
+  return { writeLoop: createWriteLoop({ store: databases, locks, policy, logger, feed }), recoverer, feed };
 }
 
 function liveLimits(config: DataConfig): LiveLimits {

@@ -12,7 +12,7 @@ import { type ClientSession, MongoClient, MongoNetworkError, MongoServerError } 
 import type { PlannedWrite } from "../../../services/data/src/store/guarded-writes.ts";
 import { retryPolicy } from "../../../services/data/src/store/retry-policy.ts";
 import type { RowLockSession } from "../../../services/data/src/store/row-locks.ts";
-import type { TenantStore } from "../../../services/data/src/store/tenant-store.ts";
+import type { TenantDatabases } from "../../../services/data/src/store/tenant-databases.ts";
 import { transactionFailure } from "../../../services/data/src/store/transaction-outcome.ts";
 import { commitWrites } from "../../../services/data/src/store/unit-of-work.ts";
 import { ApiError } from "../../../shared/errors.ts";
@@ -63,7 +63,7 @@ function storeWith(client: MongoClient, fail: (op: string, call: number) => unkn
       sessions.push(session);
       return session;
     },
-  } as unknown as TenantStore;
+  } as unknown as TenantDatabases;
   return { store, ops, sessions };
 }
 

@@ -10,8 +10,9 @@ import { coerceValue, isPlainObject, parseKeySegment, rowId } from "./column-val
 import { newRowValues } from "./new-row.ts";
 import type { AccessLevel } from "./project-definition.ts";
 import type { ProjectModel, Relationship, ResourceModel, TableModel, VersionModel } from "./project-model.ts";
-import { and, childrenQuery, rowFilterQuery } from "./query-builder.ts";
+import { childrenQuery, rowFilterQuery } from "./query-builder.ts";
 import { type Addressing, checksumOf, objectHref, toWire, type WireObject } from "./representation.ts";
+import { ALL_ROWS, and, byId, columnsEqual } from "./row-filters.ts";
 import { newChecksum, type RowChange, WritePlan } from "./write-plan.ts";
 
 export const ACTIONS = ["INSERT", "UPDATE", "DELETE", "MERGE_INSERT", "LOOKUP"] as const;
@@ -354,7 +355,7 @@ async function loadVisible(
   const rows = rowFilterQuery(table, permission, ctx.req.principal.globals);
   if (!rows) return doc;
   // A key cannot touch a row its row filter hides: check the row against the filter in the store.
-  const visible = await ctx.store.exists(ctx.req.project.storage, table.name, and([{ _id: id }, rows]));
+  const visible = await ctx.store.exists(ctx.req.project.storage, table.name, and([byId(id), rows]));
   return visible || ctx.plan.planned(table, id)?.verb === "INSERT" ? doc : null;
 }
 
@@ -507,19 +508,26 @@ async function findByMetaKey(
   if (!Array.isArray(names) || names.length === 0 || !names.every((n) => typeof n === "string")) {
     throw errors.malformed("'@metadata.key' must name the attribute(s) to look up by");
   }
-  const query: Record<string, unknown> = {};
+  const columns: string[] = [];
+  const values: unknown[] = [];
   for (const name of names as string[]) {
     const attr = resource.attributeByName.get(name);
     if (!attr) throw errors.badAttribute(`'@metadata.key' names unknown attribute '${name}'`);
     const value = split.values[attr.column.name];
     if (value === undefined)
       throw errors.badAttribute(`The object needs a value for key attribute '${name}'`);
-    query[attr.column.name] = { $eq: value };
+    columns.push(attr.column.name);
+    values.push(value);
   }
   const rows = rowFilterQuery(resource.table, permission, ctx.req.principal.globals);
-  const found = await ctx.store.find(ctx.req.project.storage, resource.table.name, and([query, rows ?? {}]), {
-    limit: 2,
-  });
+  const found = await ctx.store.find(
+    ctx.req.project.storage,
+    resource.table.name,
+    and([columnsEqual(columns, values), rows ?? ALL_ROWS]),
+    {
+      limit: 2,
+    },
+  );
   if (found.length > 1)
     throw errors.badAttribute(`'@metadata.key' matches more than one object in '${resource.name}'`);
   if (found[0]) ctx.plan.remember(resource.table, found[0]);

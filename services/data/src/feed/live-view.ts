@@ -5,22 +5,15 @@
  * was) must match the query a GET of the same resource with the same
  * parameters would send the store (domain/query-builder.ts: the client's
  * filters and the roles' row filters with the key's globals), evaluated on the
- * row itself; the object shows the columns a GET shows (domain/representation.ts).
+ * row itself (store/mongo-filter.ts); the object shows the columns a GET shows (domain/representation.ts).
  */
 
-import type * as Sift from "sift";
-import siftDefault from "sift";
 import { type Principal, requirePermission } from "../domain/authorization.ts";
 import type { ProjectModel, ResourceModel } from "../domain/project-model.ts";
 import { buildQuery, type ClientQuery } from "../domain/query-builder.ts";
 import { type Addressing, toWire, type WireObject } from "../domain/representation.ts";
 import type { FeedEvent } from "../store/change-feed.ts";
-
-// sift is CommonJS: its named exports reach an ES module as properties of the default export.
-const sift = siftDefault as unknown as typeof Sift;
-/** The operators the query translator emits, and no others (sift's `$where` would run code). */
-const { $and, $or, $eq, $ne, $gt, $gte, $lt, $lte, $in, $nin, $regex, $options } = sift;
-const QUERY_OPERATIONS = { $and, $or, $eq, $ne, $gt, $gte, $lt, $lte, $in, $nin, $regex, $options };
+import { rowMatcher } from "../store/mongo-filter.ts";
 
 export interface LiveScope {
   project: ProjectModel;
@@ -35,9 +28,7 @@ export type LiveView = (event: FeedEvent) => WireObject | null;
 export function liveView(scope: LiveScope, resource: ResourceModel, client: ClientQuery): LiveView {
   const { project, principal, addressing } = scope;
   const permission = requirePermission(project, principal, resource.table, "read");
-  const matches = sift.createQueryTester(buildQuery(resource, permission, principal.globals, client), {
-    operations: QUERY_OPERATIONS,
-  });
+  const matches = rowMatcher(buildQuery(resource, permission, principal.globals, client));
   return (event) => {
     const doc = event.row ?? event.oldRow;
     if (event.table !== resource.table.name || !doc || !matches(doc)) return null;
