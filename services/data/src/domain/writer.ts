@@ -1,19 +1,20 @@
 /**
  * POST / PUT / DELETE of a resource: validates and plans every object of the
  * request (actions INSERT, UPDATE, DELETE, MERGE_INSERT, LOOKUP; nested children
- * and parents), then commits the plan as one unit and answers the txsummary.
+ * and parents), then commits the plan as one unit. Its result is the committed
+ * plan; write-answer.ts renders the answer from it.
  */
 import { type ApiError, errors } from "../../../../shared/errors.ts";
 import type { RowDocument, RowWrite, TenantRows, WriteLoop } from "../store/tenant-rows.ts";
-import { type Permission, type Principal, permissionFor, requirePermission } from "./authorization.ts";
+import { type Permission, type Principal, requirePermission } from "./authorization.ts";
 import { coerceValue, isPlainObject, parseKeySegment, rowId } from "./column-values.ts";
 import { newRowValues } from "./new-row.ts";
 import type { AccessLevel } from "./project-definition.ts";
 import type { ProjectModel, Relationship, ResourceModel, TableModel, VersionModel } from "./project-model.ts";
 import { childrenQuery, rowFilterQuery } from "./query-builder.ts";
-import { type Addressing, checksumOf, objectHref, toWire, type WireObject } from "./representation.ts";
+import { type Addressing, checksumOf } from "./representation.ts";
 import { ALL_ROWS, and, byId, columnsEqual } from "./row-filters.ts";
-import { newChecksum, type RowChange, WritePlan } from "./write-plan.ts";
+import { newChecksum, WritePlan } from "./write-plan.ts";
 
 export const ACTIONS = ["INSERT", "UPDATE", "DELETE", "MERGE_INSERT", "LOOKUP"] as const;
 type Action = (typeof ACTIONS)[number];
@@ -34,13 +35,13 @@ export interface WriteRequest {
   ignoreDeleted?: boolean;
 }
 
+/** What a committed write leaves for its answer (write-answer.ts renders it). */
 export interface WriteResult {
-  changes: RowChange[];
-  txsummary: WireObject[];
-  /** With ?rulesummary=true: the rules that fired, per object (filled by the logic engine). */
-  rulesummary?: unknown[];
+  request: WriteRequest;
+  /** The committed plan: each changed row in answer order, and the rules that ran for it (the logic engine's). */
+  plan: WritePlan;
   /** How many times the request was planned (more than 1 after write conflicts on rows it did not address). */
-  attempts?: number;
+  attempts: number;
 }
 
 /** What the logic engine learns about the request besides the plan. */
@@ -83,12 +84,7 @@ export async function executeWrite(
       rulesOf: (write) => rulesOfWrite(plan, write),
     };
   });
-  return {
-    changes: plan.changes,
-    txsummary: txsummary(req, plan.changes),
-    rulesummary: rulesummary(req, plan),
-    attempts,
-  };
+  return { request: req, plan, attempts };
 }
 
 async function planRequest(ctx: Ctx): Promise<void> {
@@ -113,39 +109,6 @@ function rulesOfWrite(plan: WritePlan, write: RowWrite): string[] {
   const row = write.kind === "delete" ? write.before : write.after;
   const change = plan.planned(plan.project.tables.get(write.table)!, row._id);
   return change ? plan.rulesOf(change).map((r) => r.name) : [];
-}
-
-/** Per changed object, in txsummary order: the rules that ran for it. */
-function rulesummary(req: WriteRequest, plan: WritePlan): unknown[] {
-  return plan.changes.map((c) => ({
-    "@metadata": {
-      href: objectHref(req.addressing, c.resource, (c.after ?? c.before)!),
-      resource: c.resource.name,
-      verb: c.verb,
-    },
-    rules: plan.rulesOf(c),
-  }));
-}
-
-/** Each changed row in its final state, showing only the columns the key may read. */
-function txsummary(req: WriteRequest, changes: RowChange[]): WireObject[] {
-  return changes.map((c) => {
-    const doc = (c.after ?? c.before)!;
-    const readable = permissionFor(req.project, req.principal, c.table, "read");
-    const visibleColumns = readable ? readable.columns : new Set(c.table.key);
-    const wire = toWire(req.addressing, c.resource, doc, {
-      nometa: true,
-      visibleColumns,
-      tables: req.project.tables,
-    });
-    const meta: Record<string, unknown> = {
-      href: objectHref(req.addressing, c.resource, doc),
-      resource: c.resource.name,
-      verb: c.verb,
-    };
-    if (c.after) meta.checksum = checksumOf(c.after);
-    return { "@metadata": meta, ...wire };
-  });
 }
 
 interface ObjectContext {

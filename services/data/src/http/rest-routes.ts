@@ -12,10 +12,11 @@ import { decodePathSegment } from "../../../../shared/http/path-segment.ts";
 import type { Logger } from "../../../../shared/logger.ts";
 import { parseKeySegment } from "../domain/column-values.ts";
 import type { ResourceModel } from "../domain/project-model.ts";
-import { encodeQuery, flag, parseQueryString, type QueryParams, single } from "../domain/query-params.ts";
+import { encodeQuery, parseQueryString, type QueryParams, single } from "../domain/query-params.ts";
 import { collectionHref } from "../domain/representation.ts";
 import { pageWindow, queryWithout, readFromParams } from "../domain/resource-read.ts";
 import { type JavaScriptResourceModel, requireCallable } from "../domain/script-model.ts";
+import { renderWriteAnswer, writeAnswerParts } from "../domain/write-answer.ts";
 import { executeWrite, type PlanExtension } from "../domain/writer.ts";
 import type { ScriptRequest, ScriptRunner } from "../scripts/script-runner.ts";
 import type { WriteLoop } from "../store/tenant-rows.ts";
@@ -226,12 +227,9 @@ export function restRouter(deps: RestDeps): Router {
       },
       deps.planExtension,
     );
-    const statusCode = method === "POST" ? 201 : 200;
-    const answer: Record<string, unknown> = { statusCode };
-    if (single(r.params, "txsummary") !== "false") answer.txsummary = result.txsummary;
-    if (flag(r.params, "rulesummary")) answer.rulesummary = result.rulesummary ?? [];
-    const final = await deps.scripts.responseEvents(r, request, { statusCode, body: answer }, true);
-    ctx.status = statusCode;
+    const answer = renderWriteAnswer(result, writeAnswerParts(r.params));
+    const final = await deps.scripts.responseEvents(r, request, answer, true);
+    ctx.status = answer.statusCode;
     ctx.body = final.body;
   }
 
