@@ -140,8 +140,8 @@ export async function resolvePublicDocsRequest(
   };
 }
 
-export function resolveResource(version: VersionModel, raw: string): ResourceModel {
-  const name = decodePathSegment(raw);
+/** The table-based resource of a (decoded) path segment, or 404. */
+export function resolveResource(version: VersionModel, name: string): ResourceModel {
   // The original product addressed tables with a data-source prefix (`main:customer`).
   const resource = version.resources.get(name) ?? version.resources.get(name.slice(name.indexOf(":") + 1));
   if (!resource) throw errors.notFound(`No resource '${name}' in version '${version.name}'`);

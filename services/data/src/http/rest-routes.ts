@@ -133,9 +133,10 @@ export function restRouter(deps: RestDeps): Router {
     const r = await resolveProjectRequest(ctx, deps);
     if (r.rest.length > 2 || r.rest[0]!.startsWith("@")) throw errors.notFound(`No resource at ${ctx.path}`);
     const keyText = r.rest[1] !== undefined && r.rest[1] !== "" ? r.rest[1] : undefined;
-    const scripted = r.version.scripts.resources.get(decodePathSegment(r.rest[0]!));
+    const name = decodePathSegment(r.rest[0]!);
+    const scripted = r.version.scripts.resources.get(name);
     if (scripted) return javascriptResource(ctx, r, scripted, keyText);
-    const resource = resolveResource(r.version, r.rest[0]!);
+    const resource = resolveResource(r.version, name);
     const key = keyText !== undefined ? parseKeySegment(resource.table, keyText) : undefined;
     const request = scriptRequest(ctx.method, resource.name, keyText, r.params);
     if (ctx.method === "GET") {

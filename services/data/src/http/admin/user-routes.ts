@@ -13,7 +13,7 @@ import { errors } from "../../../../../shared/errors.ts";
 import { checkIfMatch, etag, parseIfMatch, stateTag } from "../../../../../shared/http/if-match.ts";
 import { readJsonBody } from "../../../../../shared/http/json-body.ts";
 import { parseBody } from "../../../../../shared/http/parse-body.ts";
-import { holdProject } from "../../domain/project-changes.ts";
+import { holdProject } from "../../domain/change-leases.ts";
 import { keyLifetimeSecondsSchema } from "../../domain/project-definition.ts";
 import type { StoredProject } from "../../store/meta-store.ts";
 import type { StoredUser } from "../../store/user-store.ts";
