@@ -120,6 +120,19 @@ describe("unit of work with MongoDB transactions", () => {
     expect(err).to.deep.include({ statusCode: 400, errorCode: 4003 });
   });
 
+  it("a query stopped at its time limit leaves the unit of work as the service's 503/5031, not the driver's error", async () => {
+    const { store } = storeWith(client, (op) =>
+      op === "update x"
+        ? new MongoServerError({ message: "operation exceeded time limit", code: 50 })
+        : undefined,
+    );
+    const err = await commitWrites(store, "tn_acme", [insert(1), update("x")], locks, policy).catch(
+      (e: unknown) => e,
+    );
+    expect(err).to.be.instanceOf(ApiError);
+    expect(err).to.deep.include({ statusCode: 503, errorCode: 5031 });
+  });
+
   describe("the answer once the driver gave up", () => {
     it("TransientTransactionError: aborted, nothing written: 503", () => {
       const answer = transactionFailure(transient()) as ApiError;
