@@ -40,6 +40,7 @@ import {
   resolveProjectRequest,
   resolvePublicDocsRequest,
   resolveResource,
+  resourceTarget,
 } from "./project-request.ts";
 import { formatOf, requireJson, respond } from "./response-format.ts";
 
@@ -131,9 +132,7 @@ export function restRouter(deps: RestDeps): Router {
 
   const handle = async (ctx: Context) => {
     const r = await resolveProjectRequest(ctx, deps);
-    if (r.rest.length > 2 || r.rest[0]!.startsWith("@")) throw errors.notFound(`No resource at ${ctx.path}`);
-    const keyText = r.rest[1] !== undefined && r.rest[1] !== "" ? r.rest[1] : undefined;
-    const name = decodePathSegment(r.rest[0]!);
+    const { name, keyText } = resourceTarget(r, ctx.path);
     const scripted = r.version.scripts.resources.get(name);
     if (scripted) return javascriptResource(ctx, r, scripted, keyText);
     const resource = resolveResource(r.version, name);
