@@ -47,13 +47,13 @@ export function Account({ context }: { context: AdminContext }) {
         {account.value &&
           (context.readOnly ? (
             <div class="card">
-              <h2>Display name</h2>
+              <h2>The account's display name</h2>
               <p>{account.value.displayName ? <bdi>{account.value.displayName}</bdi> : "None."}</p>
             </div>
           ) : (
             <div>
               <FormCard
-                title="Display name"
+                title="The account's display name"
                 submitLabel="Save display name"
                 busy={renaming.busy}
                 onSubmit={rename}
