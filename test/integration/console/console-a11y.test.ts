@@ -342,7 +342,10 @@ describe("console in Chromium: phones and accessibility", function () {
       });
 
       it("changing a user: the form filled in, its focus on the first input", async () => {
-        await page.getByRole("link", { name: "Users" }).click();
+        await page
+          .getByRole("navigation", { name: "Project sections" })
+          .getByRole("link", { name: "Users" })
+          .click();
         await page.getByRole("button", { name: "Change alice" }).click();
         await page.getByRole("form", { name: "Change user alice" }).waitFor();
         expect(await focused(page)).to.equal("INPUT: ");

@@ -108,7 +108,7 @@ describe("console in Chromium: admin screens", function () {
         expect(changes).to.deep.equal(
           ["rita", "bob", "ann"].map((login) => `PUT /admin/v1/accounts/${account}/admins/${login}`),
         );
-        await screenshot(page, `${size.name}-audit-filtered`);
+        await screenshot(page, `admin-${size.name}-audit-filtered`);
       });
 
       it("lists a project's revisions newest first, filtered by who stored them", async () => {
@@ -162,7 +162,7 @@ describe("console in Chromium: admin screens", function () {
           password: "alice-password",
         });
         expect(login.status, "the password is kept").to.equal(200);
-        await screenshot(page, `${size.name}-user-changed`);
+        await screenshot(page, `admin-${size.name}-user-changed`);
       });
 
       it("shows a project's API documents and key lifetime, and deletes it only once its name is typed", async () => {
@@ -172,7 +172,7 @@ describe("console in Chromium: admin screens", function () {
         const docs = page.getByRole("link", { name: "OpenAPI document of v1" });
         expect(await docs.getAttribute("href")).to.equal(`/rest/${account}/doomed/v1/@docs`);
         await page.getByText("3600 seconds").waitFor();
-        await screenshot(page, `${size.name}-project-settings`);
+        await screenshot(page, `admin-${size.name}-project-settings`);
 
         await page.getByRole("button", { name: "Delete project…" }).click();
         const dialog = page.getByRole("dialog", { name: "Delete project doomed?" });
@@ -182,7 +182,7 @@ describe("console in Chromium: admin screens", function () {
         expect(await confirm.isDisabled()).to.equal(true);
         expect((await operator.send("GET", `/accounts/${account}/projects/doomed`)).status).to.equal(200);
         await dialog.getByLabel("Type doomed to confirm").fill("doomed");
-        await screenshot(page, `${size.name}-delete-project`);
+        await screenshot(page, `admin-${size.name}-delete-project`);
         await dialog.getByLabel("Type doomed to confirm").press("Enter");
         await page.getByRole("heading", { name: "Projects", level: 1 }).waitFor();
         await page.getByRole("link", { name: "shop", exact: true }).waitFor();
@@ -236,7 +236,7 @@ describe("console in Chromium: admin screens", function () {
         await page.getByRole("status").getByText("Your password is changed.").waitFor();
         const after = await page.evaluate(() => sessionStorage.getItem("tessera.console.admin"));
         expect(JSON.parse(after!).apikey).to.not.equal(JSON.parse(before!).apikey);
-        await screenshot(page, `${size.name}-account`);
+        await screenshot(page, `admin-${size.name}-account`);
         expect(await loginStatus(platform.baseUrl, account, "ann", "ann-secret-1")).to.equal(401);
         expect(await loginStatus(platform.baseUrl, account, "ann", "ann-secret-2")).to.equal(200);
 
@@ -244,6 +244,28 @@ describe("console in Chromium: admin screens", function () {
         await page.getByRole("banner").getByRole("link", { name: "Administrators" }).click();
         await page.getByRole("cell", { name: "rita", exact: true }).waitFor();
         expect(await page.getByRole("button", { name: "Sign out" }).count()).to.equal(1);
+      });
+
+      it("aborts a load nobody wants any more (another project opened meanwhile) and never shows its answer", async () => {
+        const held = `**/admin/v1/accounts/${account}/projects/busy`;
+        let arrived: () => void = () => {};
+        const holding = new Promise<void>((resolve) => {
+          arrived = resolve;
+        });
+        await page.route(held, (route) =>
+          route.request().method() === "GET" ? arrived() : route.continue(),
+        );
+        const failed = page.waitForEvent("requestfailed", (r) => r.url().endsWith(`/projects/busy`));
+        await page.goto(`${platform.baseUrl}/console/#/projects/busy`);
+        await holding;
+        // The same document: only the address's hash changes, as a link does.
+        await page.evaluate(() => {
+          window.location.hash = "#/projects/shop/revisions";
+        });
+        expect((await failed).failure()?.errorText).to.match(/abort/i);
+        await page.getByRole("heading", { name: /shop · revision/ }).waitFor();
+        await page.unroute(held);
+        expect(await page.getByText("busy").count()).to.equal(0);
       });
 
       it("shows a reader the account and a project's settings without a control that changes them", async () => {

@@ -11,7 +11,7 @@ import { errors } from "../../../../../shared/errors.ts";
 import { parseQueryString, single } from "../../domain/query-params.ts";
 import { type AuditCursor, type AuditDoc, type AuditFilter, isAuditId } from "../../store/audit-store.ts";
 import { type AdminRouteDeps, isoTime, requireAccount } from "./deps.ts";
-import { byParam, kindParam, orderParam, refusedParam } from "./listing-query.ts";
+import { byParam, kindParam, nextPageQuery, orderParam, refusedParam } from "./listing-query.ts";
 import { page, pageSize } from "./paging.ts";
 import { nameParam, optionalNameQuery } from "./params.ts";
 
@@ -80,21 +80,10 @@ export function addAuditRoutes(router: Router, deps: AdminRouteDeps): void {
       { cursor: auditCursor(since), before, newestFirst },
       limit + 1,
     );
-    const kept: [string, string][] = [...extra];
-    for (const name of FILTER_PARAMS) {
-      const value = single(params, name);
-      if (value !== undefined) kept.push([name, value]);
-    }
-    // Oldest first goes on after the last entry shown; newest first, below it (from the same `since`).
-    ctx.body = page(ctx, deps.publicBaseUrl, fetched, limit, entryView, (last) =>
-      newestFirst
-        ? [
-            ...kept,
-            ...(since === undefined ? [] : ([["since", since]] as [string, string][])),
-            ["before", last._id],
-          ]
-        : [...kept, ["since", last._id]],
-    );
+    ctx.body = page(ctx, deps.publicBaseUrl, fetched, limit, entryView, (last) => [
+      ...extra,
+      ...nextPageQuery(params, FILTER_PARAMS, newestFirst, since, last._id),
+    ]);
   };
 
   router.get("/accounts/:account/audit", async (ctx) => {

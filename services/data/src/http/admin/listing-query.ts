@@ -11,6 +11,7 @@ import {
 } from "../../../../../shared/contracts/admin-api.ts";
 import { errors } from "../../../../../shared/errors.ts";
 import { isStoredName } from "../../../../../shared/names.ts";
+import { type QueryParams, single } from "../../domain/query-params.ts";
 import type { ActorFilter } from "../../store/actor-filter.ts";
 import { booleanParam } from "./params.ts";
 
@@ -49,4 +50,29 @@ export function kindParam(value: string | undefined): string | undefined {
 /** `refused=true`: only refused changes; `false`: only accepted ones; absent: both. */
 export function refusedParam(value: string | undefined): boolean | undefined {
   return value === undefined ? undefined : booleanParam(value, "refused");
+}
+
+/**
+ * The query of the page after the one that ended at `last`: the filters as they were asked
+ * for, then where it goes on — after `last` oldest first; newest first below `last`, from
+ * the same `since` (the lower bound) if there was one.
+ */
+export function nextPageQuery(
+  params: QueryParams,
+  filters: readonly string[],
+  newestFirst: boolean,
+  since: string | undefined,
+  last: string,
+): [string, string][] {
+  const kept: [string, string][] = [];
+  for (const name of filters) {
+    const value = single(params, name);
+    if (value !== undefined) kept.push([name, value]);
+  }
+  if (!newestFirst) return [...kept, ["since", last]];
+  return [
+    ...kept,
+    ...(since === undefined ? [] : ([["since", since]] as [string, string][])),
+    ["before", last],
+  ];
 }

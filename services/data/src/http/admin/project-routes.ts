@@ -34,7 +34,7 @@ import { intParam, parseQueryString, single } from "../../domain/query-params.ts
 import { definitionIndexes } from "../../domain/table-indexes.ts";
 import type { StoredRevision } from "../../store/revision-store.ts";
 import { type AdminRouteDeps, isoTime, requireAccount, requireAccountUid, requireProject } from "./deps.ts";
-import { byParam, orderParam } from "./listing-query.ts";
+import { byParam, nextPageQuery, orderParam } from "./listing-query.ts";
 import { page, pageSize } from "./paging.ts";
 import { booleanParam, nameParam, revisionParam } from "./params.ts";
 
@@ -145,19 +145,14 @@ export function addProjectRoutes(router: Router, deps: AdminRouteDeps): void {
       by,
       newestFirst,
     });
-    const kept: [string, string][] = [];
-    for (const name of ["order", "by"]) {
-      const value = single(params, name);
-      if (value !== undefined) kept.push([name, value]);
-    }
     ctx.body = page(ctx, deps.publicBaseUrl, fetched, limit, revisionView, (last) =>
-      newestFirst
-        ? [
-            ...kept,
-            ...(since > 0 ? ([["since", String(since)]] as [string, string][]) : []),
-            ["before", String(last.revision)],
-          ]
-        : [...kept, ["since", String(last.revision)]],
+      nextPageQuery(
+        params,
+        ["order", "by"],
+        newestFirst,
+        since > 0 ? String(since) : undefined,
+        String(last.revision),
+      ),
     );
   });
 
