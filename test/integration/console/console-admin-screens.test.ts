@@ -165,6 +165,29 @@ describe("console in Chromium: admin screens", function () {
         await screenshot(page, `admin-${size.name}-user-changed`);
       });
 
+      it("creates an API key with globals, which its role's row filter then uses", async () => {
+        const seeder = await operator.createKey(account, "shop", { name: "seeder", roles: ["Full access"] });
+        const seeded = await projectClient(platform.baseUrl, account, "shop").post(
+          seeder.body.apikey,
+          "customer",
+          [
+            { name: "North Ltd", region: "north" },
+            { name: "South Ltd", region: "south" },
+          ],
+        );
+        expect(seeded.status, JSON.stringify(seeded.body)).to.equal(201);
+        await page.goto(`${platform.baseUrl}/console/#/projects/shop/keys`);
+        await page.getByLabel("Name", { exact: true }).fill("northern report");
+        await page.getByRole("checkbox", { name: "Region reader" }).check();
+        await page.getByLabel("Globals (JSON object)").fill('{"region": "north"}');
+        await page.getByRole("button", { name: "Create key" }).click();
+        const value = await page.getByRole("dialog").getByLabel("API key").inputValue();
+        await page.keyboard.press("Escape");
+        const rows = await projectClient(platform.baseUrl, account, "shop").get(value, "customer");
+        expect(rows.status).to.equal(200);
+        expect(rows.body.map((r: { name: string }) => r.name)).to.deep.equal(["North Ltd"]);
+      });
+
       it("shows a project's API documents and key lifetime, and deletes it only once its name is typed", async () => {
         await page.goto(`${platform.baseUrl}/console/#/projects/doomed`);
         await page.getByRole("link", { name: "Settings" }).click();

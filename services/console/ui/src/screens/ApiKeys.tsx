@@ -6,12 +6,14 @@ import { Confirm, Dialog } from "../components/Dialog.tsx";
 import { Outcome } from "../components/ErrorNotice.tsx";
 import { Field } from "../components/Field.tsx";
 import { FormCard } from "../components/FormCard.tsx";
+import { GlobalsField } from "../components/GlobalsField.tsx";
 import { LoadStatus } from "../components/LoadStatus.tsx";
 import { RolePicker } from "../components/RolePicker.tsx";
 import { RowAction, Table } from "../components/Table.tsx";
 import { fromUtcInput, Time } from "../components/Time.tsx";
 import { useCollection } from "../components/useCollection.ts";
 import { Names } from "../components/Value.tsx";
+import { parseGlobals } from "../globals-text.ts";
 
 export function ApiKeys(props: { context: AdminContext; project: string; roles: string[] }) {
   const { context } = props;
@@ -28,6 +30,7 @@ export function ApiKeys(props: { context: AdminContext; project: string; roles: 
   const [description, setDescription] = useState("");
   const [expires, setExpires] = useState("");
   const [roles, setRoles] = useState<string[]>([]);
+  const [globals, setGlobals] = useState("");
   const [created, setCreated] = useState<ApiKeyView>();
 
   const create = () => {
@@ -38,12 +41,14 @@ export function ApiKeys(props: { context: AdminContext; project: string; roles: 
           roles,
           ...(description ? { description } : {}),
           ...(expires ? { expiration: fromUtcInput(expires) } : {}),
+          ...(globals.trim() ? { globals: parseGlobals(globals) } : {}),
         }),
       );
       setName("");
       setDescription("");
       setExpires("");
       setRoles([]);
+      setGlobals("");
       return undefined;
     });
   };
@@ -95,6 +100,7 @@ export function ApiKeys(props: { context: AdminContext; project: string; roles: 
             hint="Empty: the key does not expire."
           />
           <RolePicker roles={props.roles} chosen={roles} onChange={setRoles} />
+          <GlobalsField name="key-globals" value={globals} onInput={setGlobals} />
         </FormCard>
       )}
       <Outcome action={keys.action} />

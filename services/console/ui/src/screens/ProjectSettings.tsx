@@ -48,11 +48,8 @@ export function ProjectSettings(props: {
         )}
         <p class="hint">
           Each version's <code>@docs</code> answers the API as the key that asks may use it. It needs a
-          project key (a user's, or an API key) unless the definition publishes the documents (
-          <code>
-            "apiDocs": {"{"}"public": true{"}"}
-          </code>
-          ).
+          project key (a user's, or an API key) unless the definition publishes the documents:{" "}
+          <code>{'"apiDocs": {"public": true}'}</code>.
         </p>
       </section>
       <section class="card" aria-labelledby="lifetime-title">

@@ -9,26 +9,13 @@ import { Confirm } from "../components/Dialog.tsx";
 import { Outcome } from "../components/ErrorNotice.tsx";
 import { Field } from "../components/Field.tsx";
 import { FormCard } from "../components/FormCard.tsx";
+import { GlobalsField } from "../components/GlobalsField.tsx";
 import { LoadStatus } from "../components/LoadStatus.tsx";
 import { RolePicker } from "../components/RolePicker.tsx";
 import { RowAction, Table } from "../components/Table.tsx";
 import { useCollection } from "../components/useCollection.ts";
 import { Names, valueText } from "../components/Value.tsx";
-
-/** The globals typed as JSON text: an object, or nothing. */
-function parseGlobals(text: string): Record<string, unknown> {
-  if (!text.trim()) return {};
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    value = undefined;
-  }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    throw new Error('Globals must be a JSON object, like {"region": "north"}. Nothing was saved.');
-  }
-  return value as Record<string, unknown>;
-}
+import { parseGlobals } from "../globals-text.ts";
 
 const lifetimeText = (u: UserView) =>
   u.keyLifetimeSeconds === null ? "project's" : `${u.keyLifetimeSeconds} s`;
@@ -161,14 +148,7 @@ export function Users(props: { context: AdminContext; project: string; roles: st
               }
             />
             <RolePicker roles={props.roles} chosen={roles} onChange={setRoles} />
-            <Field
-              label="Globals (JSON object)"
-              name="user-globals"
-              value={globals}
-              onInput={setGlobals}
-              multiline
-              hint={`Values for @{name} in role row filters, e.g. {"region": "north"}. Empty: none.`}
-            />
+            <GlobalsField name="user-globals" value={globals} onInput={setGlobals} />
             <Field
               label="Key lifetime (seconds)"
               name="user-key-lifetime"
