@@ -40,6 +40,16 @@ describe("audit trail", () => {
     return entries;
   }
 
+  /** A new account with ann (admin) and rita (reader), signed in. */
+  async function accountWithAnnAndRita(account: string) {
+    await operator.putAccount(account);
+    await putAdmin(operator, account, "ann", "admin", "ann-password-1");
+    await putAdmin(operator, account, "rita", "reader", "rita-password-1");
+    const signedIn = async (login: string, password: string) =>
+      adminClient(platform.baseUrl, await adminKey(platform.baseUrl, account, login, password));
+    return { ann: await signedIn("ann", "ann-password-1"), rita: await signedIn("rita", "rita-password-1") };
+  }
+
   before(async () => {
     platform = await startPlatform();
     operator = adminClient(platform.baseUrl, platform.adminToken);
@@ -47,17 +57,7 @@ describe("audit trail", () => {
   after(() => platform.close());
 
   it("records the changes of both services with who, what, outcome and request id — never a secret", async () => {
-    await operator.putAccount("acme");
-    await putAdmin(operator, "acme", "ann", "admin", "ann-password-1");
-    await putAdmin(operator, "acme", "rita", "reader", "rita-password-1");
-    const ann = adminClient(
-      platform.baseUrl,
-      await adminKey(platform.baseUrl, "acme", "ann", "ann-password-1"),
-    );
-    const rita = adminClient(
-      platform.baseUrl,
-      await adminKey(platform.baseUrl, "acme", "rita", "rita-password-1"),
-    );
+    const { ann, rita } = await accountWithAnnAndRita("acme");
 
     const put = await ann.send("PUT", "/accounts/acme/projects/demo", demoProject());
     expect(put.status).to.equal(201);
@@ -136,17 +136,7 @@ describe("audit trail", () => {
   });
 
   it("lists newest first and filters by who, kind of change and refusal, keeping both in next_batch", async () => {
-    await operator.putAccount("sifted");
-    await putAdmin(operator, "sifted", "ann", "admin", "ann-password-1");
-    await putAdmin(operator, "sifted", "rita", "reader", "rita-password-1");
-    const ann = adminClient(
-      platform.baseUrl,
-      await adminKey(platform.baseUrl, "sifted", "ann", "ann-password-1"),
-    );
-    const rita = adminClient(
-      platform.baseUrl,
-      await adminKey(platform.baseUrl, "sifted", "rita", "rita-password-1"),
-    );
+    const { ann, rita } = await accountWithAnnAndRita("sifted");
     expect((await ann.send("PUT", "/accounts/sifted/projects/demo", demoProject())).status).to.equal(201);
     await ann.send("PUT", "/accounts/sifted/projects/demo", { tables: 5 });
     for (const name of ["u1", "u2", "u3"]) {
