@@ -39,13 +39,13 @@ function xmlChars(text: string): string {
 /** Element text: markup characters escaped; CR as a reference, since parsers turn a raw CR into LF. */
 export function escapeText(text: string): string {
   if (!TEXT_MAY_NEED_WORK.test(text)) return text;
-  return xmlChars(text).replace(/[&<>\r]/g, (c) => TEXT_ESCAPES[c]!);
+  return xmlChars(text).replace(/[&<>\r]/g, (c) => TEXT_ESCAPES[c] ?? c);
 }
 
 /** Attribute values: also quotes, and tab/LF/CR as references (parsers turn raw ones into spaces). */
 export function escapeAttribute(text: string): string {
   if (!ATTRIBUTE_MAY_NEED_WORK.test(text)) return text;
-  return xmlChars(text).replace(/[&<>"\t\n\r]/g, (c) => TEXT_ESCAPES[c]!);
+  return xmlChars(text).replace(/[&<>"\t\n\r]/g, (c) => TEXT_ESCAPES[c] ?? c);
 }
 
 const TEXT_ESCAPES: Record<string, string> = {
@@ -141,7 +141,7 @@ function writeElements(root: Task, out: string[]): void {
     }
     out.push(`<${name}${attributes}>`);
     tasks.push(`</${name}>`);
-    for (let i = children.length - 1; i >= 0; i--) tasks.push(children[i]!);
+    for (const child of children.toReversed()) tasks.push(child);
   }
 }
 
