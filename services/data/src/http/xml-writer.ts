@@ -105,8 +105,7 @@ type Task = string | { name: string; value: unknown; attributes: string };
 /** Writes elements depth first with a stack of its own, so that deep `json` values cannot exhaust the call stack. */
 function writeElements(root: Task, out: string[]): void {
   const tasks: Task[] = [root];
-  while (tasks.length > 0) {
-    const task = tasks.pop()!;
+  for (let task = tasks.pop(); task !== undefined; task = tasks.pop()) {
     if (typeof task === "string") {
       out.push(task);
       continue;
