@@ -105,7 +105,7 @@ function cycles(graph: Map<string, Set<string>>): string[][] {
 
 describe("data service import graph", () => {
   it("sees the imports it checks", () => {
-    expect(imports.some((i) => i.from === path.join("domain", "writer.ts"))).to.equal(true);
+    expect(imports.some((i) => i.from === path.join("domain", "write", "writer.ts"))).to.equal(true);
     expect(folderGraph().get("http")?.has("domain")).to.equal(true);
   });
 

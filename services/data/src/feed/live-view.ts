@@ -10,10 +10,10 @@
 
 import type * as Sift from "sift";
 import siftDefault from "sift";
-import { type Principal, requirePermission } from "../domain/authorization.ts";
-import type { ProjectModel, ResourceModel } from "../domain/project-model.ts";
-import { buildQuery, type ClientQuery } from "../domain/query-builder.ts";
-import { type Addressing, toWire, type WireObject } from "../domain/representation.ts";
+import type { ProjectModel, ResourceModel } from "../domain/model/project-model.ts";
+import { type Principal, requirePermission } from "../domain/read/authorization.ts";
+import { buildQuery, type ClientQuery } from "../domain/read/query-builder.ts";
+import { type Addressing, toWire, type WireObject } from "../domain/read/representation.ts";
 import type { FeedEvent } from "../store/change-feed.ts";
 
 // sift is CommonJS: its named exports reach an ES module as properties of the default export.

@@ -7,7 +7,7 @@
 import { LRUCache } from "lru-cache";
 import type { DataConfig } from "../../../../shared/config.ts";
 import type { Logger } from "../../../../shared/logger.ts";
-import { type ProjectModel, programKey } from "../domain/project-model.ts";
+import { type ProjectModel, programKey } from "../domain/model/project-model.ts";
 import {
   FairShare,
   FairSharePool,

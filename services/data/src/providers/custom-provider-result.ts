@@ -4,7 +4,7 @@
  * a failed login with the reason logged, never an exception.
  */
 import { GENERIC_LOGIN_FAILURE } from "../../../../shared/contracts/internal-api.ts";
-import { isPlainObject } from "../domain/column-values.ts";
+import { isPlainObject } from "../domain/model/column-values.ts";
 import type { ChangePasswordResult, LoginField, LoginInfo, ProviderVerdict } from "./provider.ts";
 
 /** The message of a failed login when the provider's own text is not shown. */

@@ -5,7 +5,7 @@
  * attributes or form a cycle are rejected when the model is compiled
  * (domain/rule-model.ts), before the engine sees them.
  */
-import type { PlanExtension } from "../domain/writer.ts";
+import type { PlanExtension } from "../domain/write/writer.ts";
 import type { SandboxPool } from "../sandbox/index.ts";
 import { LogicEngine, type LogicLimits } from "./engine.ts";
 import { type RuleRuntime, sandboxRuntime } from "./runtime.ts";

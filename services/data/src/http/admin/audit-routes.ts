@@ -7,7 +7,7 @@
 import type Router from "@koa/router";
 import type { Context } from "koa";
 import { errors } from "../../../../../shared/errors.ts";
-import { parseQueryString, single } from "../../domain/query-params.ts";
+import { parseQueryString, single } from "../../domain/read/query-params.ts";
 import { type AuditCursor, type AuditDoc, isAuditId } from "../../store/audit-store.ts";
 import { type AdminRouteDeps, isoTime, requireAccount } from "./deps.ts";
 import { page, pageSize } from "./paging.ts";

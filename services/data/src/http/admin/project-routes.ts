@@ -16,8 +16,7 @@ import { etag, parseIfMatch } from "../../../../../shared/http/if-match.ts";
 import { readJsonBody } from "../../../../../shared/http/json-body.ts";
 import { parseBody } from "../../../../../shared/http/parse-body.ts";
 import type { RequestState } from "../../../../../shared/http/request-context.ts";
-import { maskSecrets } from "../../domain/definition-secrets.ts";
-import { deleteProject } from "../../domain/deletions.ts";
+import { deleteProject } from "../../domain/admin/deletions.ts";
 import {
   type AppliedChange,
   applyProjectChange,
@@ -27,10 +26,11 @@ import {
   previewProjectChange,
   projectTag,
   requireAccountIncarnation,
-} from "../../domain/project-changes.ts";
-import { parseProjectDefinition } from "../../domain/project-definition.ts";
-import { intParam, parseQueryString, single } from "../../domain/query-params.ts";
-import { definitionIndexes } from "../../domain/table-indexes.ts";
+} from "../../domain/admin/project-changes.ts";
+import { maskSecrets } from "../../domain/definition/definition-secrets.ts";
+import { parseProjectDefinition } from "../../domain/definition/project-definition.ts";
+import { definitionIndexes } from "../../domain/model/table-indexes.ts";
+import { intParam, parseQueryString, single } from "../../domain/read/query-params.ts";
 import type { StoredRevision } from "../../store/revision-store.ts";
 import { type AdminRouteDeps, isoTime, requireAccount, requireAccountUid, requireProject } from "./deps.ts";
 import { page, pageSize } from "./paging.ts";

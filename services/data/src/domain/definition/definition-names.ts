@@ -4,7 +4,7 @@
  * definition with names from before the grammar still loads (read-only), and the
  * operator's name check lists them.
  */
-import { type NameKind, nameProblem } from "../../../../shared/names.ts";
+import { type NameKind, nameProblem } from "../../../../../shared/names.ts";
 import { jsonPath, type Problem } from "./problems.ts";
 import type { ProjectDefinition } from "./project-definition.ts";
 

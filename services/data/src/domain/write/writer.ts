@@ -3,15 +3,21 @@
  * request (actions INSERT, UPDATE, DELETE, MERGE_INSERT, LOOKUP; nested children
  * and parents), then commits the plan as one unit and answers the txsummary.
  */
-import { type ApiError, errors } from "../../../../shared/errors.ts";
-import type { RowDocument, RowWrite, TenantRows, WriteLoop } from "../store/tenant-rows.ts";
-import { type Permission, type Principal, permissionFor, requirePermission } from "./authorization.ts";
-import { coerceValue, isPlainObject, parseKeySegment, rowId } from "./column-values.ts";
+import { type ApiError, errors } from "../../../../../shared/errors.ts";
+import type { RowDocument, RowWrite, TenantRows, WriteLoop } from "../../store/tenant-rows.ts";
+import type { AccessLevel } from "../definition/project-definition.ts";
+import { coerceValue, isPlainObject, parseKeySegment, rowId } from "../model/column-values.ts";
+import type {
+  ProjectModel,
+  Relationship,
+  ResourceModel,
+  TableModel,
+  VersionModel,
+} from "../model/project-model.ts";
+import { type Permission, type Principal, permissionFor, requirePermission } from "../read/authorization.ts";
+import { and, childrenQuery, rowFilterQuery } from "../read/query-builder.ts";
+import { type Addressing, checksumOf, objectHref, toWire, type WireObject } from "../read/representation.ts";
 import { newRowValues } from "./new-row.ts";
-import type { AccessLevel } from "./project-definition.ts";
-import type { ProjectModel, Relationship, ResourceModel, TableModel, VersionModel } from "./project-model.ts";
-import { and, childrenQuery, rowFilterQuery } from "./query-builder.ts";
-import { type Addressing, checksumOf, objectHref, toWire, type WireObject } from "./representation.ts";
 import { newChecksum, type RowChange, WritePlan } from "./write-plan.ts";
 
 export const ACTIONS = ["INSERT", "UPDATE", "DELETE", "MERGE_INSERT", "LOOKUP"] as const;

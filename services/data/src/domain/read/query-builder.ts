@@ -5,7 +5,7 @@
  * the final tie-breaker.
  */
 
-import { errors } from "../../../../shared/errors.ts";
+import { errors } from "../../../../../shared/errors.ts";
 import {
   type AttributeSchema,
   compileFilter,
@@ -14,11 +14,11 @@ import {
   parseOrder,
   parseSysfilter,
   parseSysorder,
-} from "../query/index.ts";
-import type { RowDocument, RowQuery } from "../store/tenant-rows.ts";
+} from "../../query/index.ts";
+import type { RowDocument, RowQuery } from "../../store/tenant-rows.ts";
+import { distinctByJson } from "../model/column-values.ts";
+import type { Relationship, ResourceModel, TableModel } from "../model/project-model.ts";
 import type { Permission } from "./authorization.ts";
-import { distinctByJson } from "./column-values.ts";
-import type { Relationship, ResourceModel, TableModel } from "./project-model.ts";
 
 export type SortSpec = [string, 1 | -1][];
 

@@ -8,10 +8,10 @@
  * the rule graph. References to lost parts of the definition are not
  * reported (their own problem was).
  */
-import { LostParts } from "./definition-salvage.ts";
+import { LostParts } from "../definition/definition-salvage.ts";
+import { type Problem, problemList, type Report } from "../definition/problems.ts";
+import type { RuleDefinition, RuleType } from "../definition/project-definition.ts";
 import { depTarget, readChain } from "./parent-paths.ts";
-import { type Problem, problemList, type Report } from "./problems.ts";
-import type { RuleDefinition, RuleType } from "./project-definition.ts";
 import type { ColumnModel, Relationship, TableModel } from "./project-model.ts";
 import { type CodeKind, type ParsedRuleCode, parseRuleCode, type RowRefs } from "./rule-code.ts";
 

@@ -4,10 +4,10 @@
  * each missing column's default, the generated key when none is given, then
  * the check that required and key columns have a value.
  */
-import { errors } from "../../../../shared/errors.ts";
-import { segmentProblem } from "../../../../shared/names.ts";
-import { coerceValue } from "./column-values.ts";
-import type { TableModel } from "./project-model.ts";
+import { errors } from "../../../../../shared/errors.ts";
+import { segmentProblem } from "../../../../../shared/names.ts";
+import { coerceValue } from "../model/column-values.ts";
+import type { TableModel } from "../model/project-model.ts";
 
 export interface NewRowOptions {
   /** The table's next generated key (asked for only when the row has none). */

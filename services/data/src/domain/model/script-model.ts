@@ -5,15 +5,15 @@
  * reference is checked here (a name taken by a table, a role or library that
  * does not exist, code that does not parse), each problem with its JSON path.
  */
-import { errors } from "../../../../shared/errors.ts";
-import type { LostParts } from "./definition-salvage.ts";
-import type { Report } from "./problems.ts";
+import { errors } from "../../../../../shared/errors.ts";
+import type { LostParts } from "../definition/definition-salvage.ts";
+import type { Report } from "../definition/problems.ts";
 import type {
   EventDefinition,
   JavaScriptResourceDefinition,
   ProjectDefinition,
   VersionDefinition,
-} from "./project-definition.ts";
+} from "../definition/project-definition.ts";
 import { asyncBodySyntaxError } from "./rule-code.ts";
 
 export interface JavaScriptResourceModel {

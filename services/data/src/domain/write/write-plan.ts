@@ -4,10 +4,10 @@
  * its final state. Rows read during planning are cached so each is read once.
  */
 import { randomBytes } from "node:crypto";
-import type { RowDocument, RowId, RowQuery, RowWrite, TenantRows } from "../store/tenant-rows.ts";
-import { rowId } from "./column-values.ts";
-import type { ProjectModel, Relationship, ResourceModel, TableModel } from "./project-model.ts";
-import { childrenQuery } from "./query-builder.ts";
+import type { RowDocument, RowId, RowQuery, RowWrite, TenantRows } from "../../store/tenant-rows.ts";
+import { rowId } from "../model/column-values.ts";
+import type { ProjectModel, Relationship, ResourceModel, TableModel } from "../model/project-model.ts";
+import { childrenQuery } from "../read/query-builder.ts";
 
 export type Verb = "INSERT" | "UPDATE" | "DELETE";
 

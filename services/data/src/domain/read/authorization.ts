@@ -4,10 +4,10 @@
  * (ORed across the granting roles; any unrestricted grant lifts them) and by a
  * column list (united; any grant without a list shows every column).
  */
-import { errors } from "../../../../shared/errors.ts";
-import type { KeyRecord } from "../../../../shared/keys/key-record.ts";
-import type { AccessLevel } from "./project-definition.ts";
-import type { ProjectModel, RoleTableAccess, TableModel } from "./project-model.ts";
+import { errors } from "../../../../../shared/errors.ts";
+import type { KeyRecord } from "../../../../../shared/keys/key-record.ts";
+import type { AccessLevel } from "../definition/project-definition.ts";
+import type { ProjectModel, RoleTableAccess, TableModel } from "../model/project-model.ts";
 
 export interface Permission {
   /** null = every row; otherwise the row must satisfy at least one of these filters. */

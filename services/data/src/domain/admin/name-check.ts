@@ -4,12 +4,12 @@
  * definitions, built-in users, administrators. Such names were accepted before the
  * grammar; they stay readable (and deletable) but cannot be written again.
  */
-import { type NameKind, nameProblem } from "../../../../shared/names.ts";
-import type { AdminStore } from "../store/admin-store.ts";
-import type { MetaStore, StoredProject } from "../store/meta-store.ts";
-import type { UserStore } from "../store/user-store.ts";
-import { definitionNameProblems } from "./definition-names.ts";
-import { parseProjectDefinition } from "./project-definition.ts";
+import { type NameKind, nameProblem } from "../../../../../shared/names.ts";
+import type { AdminStore } from "../../store/admin-store.ts";
+import type { MetaStore, StoredProject } from "../../store/meta-store.ts";
+import type { UserStore } from "../../store/user-store.ts";
+import { definitionNameProblems } from "../definition/definition-names.ts";
+import { parseProjectDefinition } from "../definition/project-definition.ts";
 
 export interface NameFinding {
   account: string;

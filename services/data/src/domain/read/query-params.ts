@@ -2,7 +2,7 @@
  * Strict query-string parsing: every parameter may repeat; malformed
  * percent-encoding is a 400, not a silent guess.
  */
-import { errors } from "../../../../shared/errors.ts";
+import { errors } from "../../../../../shared/errors.ts";
 
 export type QueryParams = Map<string, string[]>;
 

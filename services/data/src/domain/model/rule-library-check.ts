@@ -3,7 +3,7 @@
  * (docs/rules.md#libraries; the loading itself is rules/rule-libraries.ts):
  * each library must parse as a script.
  */
-import type { Report } from "./problems.ts";
+import type { Report } from "../definition/problems.ts";
 import { scriptSyntaxError } from "./rule-code.ts";
 
 type Libraries = Readonly<Record<string, { code: string }>>;

@@ -23,7 +23,7 @@
  */
 import { createHash } from "node:crypto";
 import { isDeepStrictEqual } from "node:util";
-import { maskSecretPair } from "./definition-secrets.ts";
+import { maskSecretPair } from "../definition/definition-secrets.ts";
 import type {
   AuthenticationDefinition,
   CustomResourceDefinition,
@@ -33,10 +33,10 @@ import type {
   RoleDefinition,
   RuleDefinition,
   TableDefinition,
-} from "./project-definition.ts";
-import { ruleName } from "./rule-model.ts";
-import { isJavaScriptResource } from "./script-model.ts";
-import { type TableIndex, tableIndexes } from "./table-indexes.ts";
+} from "../definition/project-definition.ts";
+import { ruleName } from "../model/rule-model.ts";
+import { isJavaScriptResource } from "../model/script-model.ts";
+import { type TableIndex, tableIndexes } from "../model/table-indexes.ts";
 
 /** A field that changed; a side is absent when the field was not set there. */
 export interface ValueChange<T = unknown> {

@@ -8,10 +8,10 @@
  * Names are made from the columns, so the same index keeps its name across
  * revisions and applying a definition again changes nothing.
  */
-import type { TableIndex } from "../store/tenant-rows.ts";
-import type { ProjectDefinition, TableDefinition } from "./project-definition.ts";
+import type { TableIndex } from "../../store/tenant-rows.ts";
+import type { ProjectDefinition, TableDefinition } from "../definition/project-definition.ts";
 
-export type { TableIndex } from "../store/tenant-rows.ts";
+export type { TableIndex } from "../../store/tenant-rows.ts";
 
 function indexName(kind: string, columns: string[]): string {
   return `${kind}_${columns.join("_")}`;

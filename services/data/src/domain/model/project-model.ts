@@ -5,9 +5,9 @@
  * JSON paths. A reference to a part that was lost (see definition-salvage.ts)
  * is not reported: that part's own problem already was.
  */
-import type { TenantStorage } from "../store/storage-names.ts";
-import { LostParts } from "./definition-salvage.ts";
-import { type Problem, problemList, type Report } from "./problems.ts";
+import type { TenantStorage } from "../../store/storage-names.ts";
+import { LostParts } from "../definition/definition-salvage.ts";
+import { type Problem, problemList, type Report } from "../definition/problems.ts";
 import type {
   AccessLevel,
   ColumnDefinition,
@@ -18,7 +18,7 @@ import type {
   RuleDefinition,
   VersionDefinition,
   VersionResponseFormat,
-} from "./project-definition.ts";
+} from "../definition/project-definition.ts";
 import { checkRuleLibraries } from "./rule-library-check.ts";
 import { compileLogic, type LogicModel } from "./rule-model.ts";
 import { compileVersionScripts, isJavaScriptResource, type VersionScripts } from "./script-model.ts";

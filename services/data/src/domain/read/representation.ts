@@ -2,10 +2,10 @@
  * Rows on the wire: resource attributes (aliases applied, hidden columns
  * dropped) and `@metadata` with href, checksum and links to child collections.
  */
-import { printName, printString } from "../query/index.ts";
-import type { RowDocument } from "../store/tenant-rows.ts";
-import { keySegment, outputValue } from "./column-values.ts";
-import type { ResourceModel, TableModel } from "./project-model.ts";
+import { printName, printString } from "../../query/index.ts";
+import type { RowDocument } from "../../store/tenant-rows.ts";
+import { keySegment, outputValue } from "../model/column-values.ts";
+import type { ResourceModel, TableModel } from "../model/project-model.ts";
 
 export interface Addressing {
   /** `<origin>/rest` */

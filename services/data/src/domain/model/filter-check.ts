@@ -5,14 +5,14 @@
  * A filter that names a lost attribute (one whose definition has a problem of
  * its own) is only checked to parse.
  */
-import { ApiError } from "../../../../shared/errors.ts";
+import { ApiError } from "../../../../../shared/errors.ts";
 import {
   type AttributeSchema,
   compileFilter,
   type FilterNode,
   type Literal,
   parseFilter,
-} from "../query/index.ts";
+} from "../../query/index.ts";
 import type { FilterChecker } from "./project-model.ts";
 
 function withoutGlobals(node: FilterNode): FilterNode {

@@ -8,11 +8,11 @@
  * pagesize children and, when it has more, a next_batch that lists the rest of
  * them (the nested resource read alone, restricted to that parent).
  */
-import { errors } from "../../../../shared/errors.ts";
-import type { RowDocument, RowQuery, TenantRows } from "../store/tenant-rows.ts";
+import { errors } from "../../../../../shared/errors.ts";
+import type { RowDocument, RowQuery, TenantRows } from "../../store/tenant-rows.ts";
+import { distinctByJson, keySegment, parseKeySegment, rowId } from "../model/column-values.ts";
+import type { ProjectModel, ResourceModel } from "../model/project-model.ts";
 import { type Permission, type Principal, permissionFor, requirePermission } from "./authorization.ts";
-import { distinctByJson, keySegment, parseKeySegment, rowId } from "./column-values.ts";
-import type { ProjectModel, ResourceModel } from "./project-model.ts";
 import {
   afterKey,
   and,

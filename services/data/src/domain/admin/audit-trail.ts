@@ -6,10 +6,10 @@
  * its path or summary is redacted first: an entry is read by every reader of the
  * account, for good.
  */
-import type { AuditReport, AuditSink } from "../../../../shared/admin-access/audit.ts";
-import { redactKeys } from "../../../../shared/keys/key-format.ts";
-import type { AuditStore } from "../store/audit-store.ts";
-import type { MetaStore } from "../store/meta-store.ts";
+import type { AuditReport, AuditSink } from "../../../../../shared/admin-access/audit.ts";
+import { redactKeys } from "../../../../../shared/keys/key-format.ts";
+import type { AuditStore } from "../../store/audit-store.ts";
+import type { MetaStore } from "../../store/meta-store.ts";
 
 export function createAuditTrail(meta: MetaStore, audit: AuditStore): AuditSink {
   return {

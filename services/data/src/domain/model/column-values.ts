@@ -3,9 +3,9 @@
  * door into the store, so no object ever reaches a query as an operator),
  * conversion back to JSON, and primary keys in URLs and `_id`s.
  */
-import { errors } from "../../../../shared/errors.ts";
-import { decodePathSegment } from "../../../../shared/http/path-segment.ts";
-import type { RowId } from "../store/tenant-rows.ts";
+import { errors } from "../../../../../shared/errors.ts";
+import { decodePathSegment } from "../../../../../shared/http/path-segment.ts";
+import type { RowId } from "../../store/tenant-rows.ts";
 import type { ColumnModel, TableModel } from "./project-model.ts";
 
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;

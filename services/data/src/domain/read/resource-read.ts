@@ -5,10 +5,10 @@
  * Used by the REST routes and by the read API of JavaScript resources and
  * events (`tessera.get`), so that both read exactly the same way.
  */
-import { errors } from "../../../../shared/errors.ts";
-import type { TenantRows } from "../store/tenant-rows.ts";
+import { errors } from "../../../../../shared/errors.ts";
+import type { TenantRows } from "../../store/tenant-rows.ts";
+import type { ProjectModel, ResourceModel } from "../model/project-model.ts";
 import type { Principal } from "./authorization.ts";
-import type { ProjectModel, ResourceModel } from "./project-model.ts";
 import {
   encodeQuery,
   flag,

@@ -11,27 +11,27 @@
  * change is made only while that account is still the one the request found.
  */
 import { randomUUID } from "node:crypto";
-import type { AuditActor } from "../../../../shared/admin-access/audit.ts";
-import { errors } from "../../../../shared/errors.ts";
-import { type Precondition, preconditionMet } from "../../../../shared/http/if-match.ts";
-import type { Leases } from "../store/leases.ts";
-import type { MetaStore, StoredProject } from "../store/meta-store.ts";
-import type { ProjectCache } from "../store/project-cache.ts";
-import type { RevisionStore } from "../store/revision-store.ts";
-import type { TenantStorage } from "../store/storage-names.ts";
-import type { TableIndex } from "../store/tenant-rows.ts";
-import { type DefinitionDiff, diffDefinitions } from "./definition-diff.ts";
-import { definitionNameProblems } from "./definition-names.ts";
-import { restoreSecrets } from "./definition-secrets.ts";
-import type { Problem } from "./problems.ts";
+import type { AuditActor } from "../../../../../shared/admin-access/audit.ts";
+import { errors } from "../../../../../shared/errors.ts";
+import { type Precondition, preconditionMet } from "../../../../../shared/http/if-match.ts";
+import type { Leases } from "../../store/leases.ts";
+import type { MetaStore, StoredProject } from "../../store/meta-store.ts";
+import type { ProjectCache } from "../../store/project-cache.ts";
+import type { RevisionStore } from "../../store/revision-store.ts";
+import type { TenantStorage } from "../../store/storage-names.ts";
+import type { TableIndex } from "../../store/tenant-rows.ts";
+import { definitionNameProblems } from "../definition/definition-names.ts";
+import { restoreSecrets } from "../definition/definition-secrets.ts";
+import type { Problem } from "../definition/problems.ts";
 import {
   type ProjectDefinition,
   parseProjectDefinition,
   projectDefinitionSchema,
   UNSERVED_IDENTITY,
-} from "./project-definition.ts";
-import { compileProject, type FilterChecker, type ProjectModel } from "./project-model.ts";
-import { definitionIndexes } from "./table-indexes.ts";
+} from "../definition/project-definition.ts";
+import { compileProject, type FilterChecker, type ProjectModel } from "../model/project-model.ts";
+import { definitionIndexes } from "../model/table-indexes.ts";
+import { type DefinitionDiff, diffDefinitions } from "./definition-diff.ts";
 
 export interface DefinitionChecks {
   checkFilter: FilterChecker;

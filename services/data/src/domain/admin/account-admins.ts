@@ -4,18 +4,18 @@
  * mints the key).
  */
 import { randomBytes } from "node:crypto";
-import type { AdminDirectory } from "../../../../shared/admin-access/caller.ts";
+import type { AdminDirectory } from "../../../../../shared/admin-access/caller.ts";
 import {
   type AdminInfo,
   type AdminLoginBody,
   type AdminLoginResponse,
   GENERIC_LOGIN_FAILURE,
-} from "../../../../shared/contracts/internal-api.ts";
-import type { AdminRole } from "../../../../shared/keys/key-record.ts";
-import { checkPasswordLogin } from "../credentials/password-login.ts";
-import type { PasswordHasher } from "../credentials/passwords.ts";
-import type { AdminStore, StoredAdmin } from "../store/admin-store.ts";
-import type { MetaStore } from "../store/meta-store.ts";
+} from "../../../../../shared/contracts/internal-api.ts";
+import type { AdminRole } from "../../../../../shared/keys/key-record.ts";
+import { checkPasswordLogin } from "../../credentials/password-login.ts";
+import type { PasswordHasher } from "../../credentials/passwords.ts";
+import type { AdminStore, StoredAdmin } from "../../store/admin-store.ts";
+import type { MetaStore } from "../../store/meta-store.ts";
 
 /** A new credential stamp: set with every new password, it revokes the keys minted before. */
 export function newCredentialStamp(): string {

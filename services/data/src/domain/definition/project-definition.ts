@@ -5,11 +5,11 @@
  * nothing is applied when any exists.
  */
 import { z } from "zod";
-import { COLUMN_NAME_PATTERN, NAME_PATTERN } from "../../../../shared/names.ts";
+import { COLUMN_NAME_PATTERN, NAME_PATTERN } from "../../../../../shared/names.ts";
+import { checkFilterText } from "../model/filter-check.ts";
+import { compileProject, type FilterChecker, type ProjectIdentity } from "../model/project-model.ts";
 import { salvage, valueAt } from "./definition-salvage.ts";
-import { checkFilterText } from "./filter-check.ts";
 import { jsonPath, type Problem } from "./problems.ts";
-import { compileProject, type FilterChecker, type ProjectIdentity } from "./project-model.ts";
 
 export const COLUMN_TYPES = ["string", "number", "integer", "boolean", "date", "datetime", "json"] as const;
 export type ColumnType = (typeof COLUMN_TYPES)[number];

@@ -7,16 +7,16 @@
  * lands after the deletion stays with the dead incarnation: a project or
  * account created again under the same name never sees it.
  */
-import type { KeyStore } from "../../../../shared/keys/key-store.ts";
-import type { AdminStore } from "../store/admin-store.ts";
-import type { Leases } from "../store/leases.ts";
-import type { AccountDoc, MetaStore, ProjectWithStorage, StoredProject } from "../store/meta-store.ts";
-import type { ProjectCache } from "../store/project-cache.ts";
-import type { RevisionStore } from "../store/revision-store.ts";
-import type { TenantStorage } from "../store/storage-names.ts";
-import type { UserStore } from "../store/user-store.ts";
+import type { KeyStore } from "../../../../../shared/keys/key-store.ts";
+import type { AdminStore } from "../../store/admin-store.ts";
+import type { Leases } from "../../store/leases.ts";
+import type { AccountDoc, MetaStore, ProjectWithStorage, StoredProject } from "../../store/meta-store.ts";
+import type { ProjectCache } from "../../store/project-cache.ts";
+import type { RevisionStore } from "../../store/revision-store.ts";
+import type { TenantStorage } from "../../store/storage-names.ts";
+import type { UserStore } from "../../store/user-store.ts";
+import type { ProjectModel } from "../model/project-model.ts";
 import { holdProject } from "./project-changes.ts";
-import type { ProjectModel } from "./project-model.ts";
 
 export interface DeletionDeps {
   meta: MetaStore;
