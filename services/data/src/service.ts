@@ -19,7 +19,7 @@ import { buildDataApp, type DataDeps } from "./app.ts";
 import { createPasswordHasher } from "./credentials/passwords.ts";
 import { createAdminDirectory } from "./domain/admin/account-admins.ts";
 import { createAuditTrail } from "./domain/admin/audit-trail.ts";
-import { parseProjectDefinition } from "./domain/definition/project-definition.ts";
+import { parseDefinitionStructure } from "./domain/definition/project-definition.ts";
 import { checkFilterText } from "./domain/model/filter-check.ts";
 import { compileProject, programKeyPrefix } from "./domain/model/project-model.ts";
 import { definitionIndexes } from "./domain/model/table-indexes.ts";
@@ -120,7 +120,7 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
   );
   const tableIndexes = new TableIndexStore(tenants, logger);
   const compile = (stored: ProjectWithStorage) => {
-    const parsed = parseProjectDefinition(stored.definition);
+    const parsed = parseDefinitionStructure(stored.definition);
     if (!parsed.ok) throw new Error(`stored definition of ${stored.account}/${stored.name} no longer parses`);
     const { account, name, uid, revision, storage } = stored;
     const compiled = compileProject({ account, name, uid, revision, storage }, parsed.definition);

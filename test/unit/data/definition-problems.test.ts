@@ -5,7 +5,7 @@
  */
 import { expect } from "chai";
 import fc from "fast-check";
-import { parseProjectDefinition } from "../../../services/data/src/domain/definition/project-definition.ts";
+import { parseProjectDefinition } from "../../../services/data/src/domain/model/definition-check.ts";
 import { compileProject } from "../../../services/data/src/domain/model/project-model.ts";
 import { demoProject } from "../../fixtures/demo-project.ts";
 import { testIdentity } from "../../fixtures/project-identity.ts";

@@ -5,7 +5,7 @@
  * become roles.
  */
 import { expect } from "chai";
-import { parseProjectDefinition } from "../../../services/data/src/domain/definition/project-definition.ts";
+import { parseProjectDefinition } from "../../../services/data/src/domain/model/definition-check.ts";
 import { checkFilterText } from "../../../services/data/src/domain/model/filter-check.ts";
 import { compileProject } from "../../../services/data/src/domain/model/project-model.ts";
 import { cacheLifetimeMs } from "../../../services/data/src/providers/oidc-keys.ts";

@@ -3,7 +3,7 @@
  * sandbox calls, and the order things happen in. The sandbox is the real one.
  */
 import { expect } from "chai";
-import { parseProjectDefinition } from "../../../services/data/src/domain/definition/project-definition.ts";
+import { parseProjectDefinition } from "../../../services/data/src/domain/model/definition-check.ts";
 import { compileProject, type ProjectModel } from "../../../services/data/src/domain/model/project-model.ts";
 import { newChecksum, WritePlan } from "../../../services/data/src/domain/write/write-plan.ts";
 import { LogicEngine, sandboxRuntime } from "../../../services/data/src/rules/index.ts";

@@ -1,6 +1,6 @@
 /** Parents more than one level up and project libraries, as the rule compiler sees them. */
 import { expect } from "chai";
-import { parseProjectDefinition } from "../../../services/data/src/domain/definition/project-definition.ts";
+import { parseProjectDefinition } from "../../../services/data/src/domain/model/definition-check.ts";
 import { depTarget, readChain, roleTree } from "../../../services/data/src/domain/model/parent-paths.ts";
 import { compileProject } from "../../../services/data/src/domain/model/project-model.ts";
 import { parseRuleCode } from "../../../services/data/src/domain/model/rule-code.ts";

@@ -6,7 +6,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { expect } from "chai";
-import { parseProjectDefinition } from "../../../services/data/src/domain/definition/project-definition.ts";
+import { parseProjectDefinition } from "../../../services/data/src/domain/model/definition-check.ts";
 import { compileProject } from "../../../services/data/src/domain/model/project-model.ts";
 import { testIdentity } from "../../fixtures/project-identity.ts";
 

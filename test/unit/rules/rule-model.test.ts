@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { parseProjectDefinition } from "../../../services/data/src/domain/definition/project-definition.ts";
+import { parseProjectDefinition } from "../../../services/data/src/domain/model/definition-check.ts";
 import { compileProject } from "../../../services/data/src/domain/model/project-model.ts";
 import { compileLogic } from "../../../services/data/src/domain/model/rule-model.ts";
 import { testIdentity } from "../../fixtures/project-identity.ts";

@@ -4,7 +4,7 @@
  * runs again.
  */
 import { expect } from "chai";
-import { parseProjectDefinition } from "../../../services/data/src/domain/definition/project-definition.ts";
+import { parseProjectDefinition } from "../../../services/data/src/domain/model/definition-check.ts";
 import { compileProject } from "../../../services/data/src/domain/model/project-model.ts";
 import {
   ENTRY,

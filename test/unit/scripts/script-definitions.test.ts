@@ -5,10 +5,8 @@
  */
 import { expect } from "chai";
 import { diffDefinitions } from "../../../services/data/src/domain/admin/definition-diff.ts";
-import {
-  type ProjectDefinition,
-  parseProjectDefinition,
-} from "../../../services/data/src/domain/definition/project-definition.ts";
+import type { ProjectDefinition } from "../../../services/data/src/domain/definition/project-definition.ts";
+import { parseProjectDefinition } from "../../../services/data/src/domain/model/definition-check.ts";
 import { compileProject } from "../../../services/data/src/domain/model/project-model.ts";
 import { demoProject } from "../../fixtures/demo-project.ts";
 import { testIdentity } from "../../fixtures/project-identity.ts";

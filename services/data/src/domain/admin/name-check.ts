@@ -9,7 +9,7 @@ import type { AdminStore } from "../../store/admin-store.ts";
 import type { MetaStore, StoredProject } from "../../store/meta-store.ts";
 import type { UserStore } from "../../store/user-store.ts";
 import { definitionNameProblems } from "../definition/definition-names.ts";
-import { parseProjectDefinition } from "../definition/project-definition.ts";
+import { parseDefinitionStructure } from "../definition/project-definition.ts";
 
 export interface NameFinding {
   account: string;
@@ -30,7 +30,7 @@ function check(kind: NameKind, name: string, where: { account: string; project?:
 async function projectFindings(users: UserStore, project: StoredProject) {
   const { account } = project;
   const where = { account, project: project.name };
-  const parsed = parseProjectDefinition(project.definition);
+  const parsed = parseDefinitionStructure(project.definition);
   const inDefinition = parsed.ok ? definitionNameProblems(parsed.definition) : [];
   const stored = await users.list(project);
   return [

@@ -25,11 +25,16 @@ import { restoreSecrets } from "../definition/definition-secrets.ts";
 import type { Problem } from "../definition/problems.ts";
 import {
   type ProjectDefinition,
-  parseProjectDefinition,
+  parseDefinitionStructure,
   projectDefinitionSchema,
-  UNSERVED_IDENTITY,
 } from "../definition/project-definition.ts";
-import { compileProject, type FilterChecker, type ProjectModel } from "../model/project-model.ts";
+import { parseProjectDefinition } from "../model/definition-check.ts";
+import {
+  compileProject,
+  type FilterChecker,
+  type ProjectModel,
+  UNSERVED_IDENTITY,
+} from "../model/project-model.ts";
 import { definitionIndexes } from "../model/table-indexes.ts";
 import { type DefinitionDiff, diffDefinitions } from "./definition-diff.ts";
 
@@ -121,7 +126,7 @@ export function checkPrecondition(
 
 function definitionOf(stored: StoredProject | null): ProjectDefinition {
   if (!stored) return EMPTY_DEFINITION;
-  const parsed = parseProjectDefinition(stored.definition);
+  const parsed = parseDefinitionStructure(stored.definition);
   return parsed.ok ? parsed.definition : EMPTY_DEFINITION;
 }
 

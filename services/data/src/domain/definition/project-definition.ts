@@ -1,14 +1,13 @@
 /**
  * The project definition format (docs/project-definitions.md): its schema
  * (zod) for structure. The semantic checks across tables, resources, roles and
- * rules are in project-model.ts. Every problem is reported with its JSON path;
- * nothing is applied when any exists.
+ * rules are the model's (model/project-model.ts; model/definition-check.ts runs
+ * both). Every problem is reported with its JSON path; nothing is applied when
+ * any exists.
  */
 import { z } from "zod";
 import { COLUMN_NAME_PATTERN, NAME_PATTERN } from "../../../../../shared/names.ts";
-import { checkFilterText } from "../model/filter-check.ts";
-import { compileProject, type FilterChecker, type ProjectIdentity } from "../model/project-model.ts";
-import { salvage, valueAt } from "./definition-salvage.ts";
+import { type Salvaged, salvage, valueAt } from "./definition-salvage.ts";
 import { jsonPath, type Problem } from "./problems.ts";
 
 export const COLUMN_TYPES = ["string", "number", "integer", "boolean", "date", "datetime", "json"] as const;
@@ -321,43 +320,23 @@ export type OidcDefinition = z.infer<typeof oidcSchema>;
 
 export { jsonPath, type Problem } from "./problems.ts";
 
-/** Identity of a model compiled only to be checked: it is never served, so it has no storage. */
-export const UNSERVED_IDENTITY: ProjectIdentity = {
-  account: "",
-  name: "",
-  uid: "",
-  revision: 0,
-  storage: { database: "", collectionPrefix: "" },
-};
+/** A definition's structure: the definition, or its structural problems and what could be saved of it. */
+export type DefinitionStructure =
+  | { ok: true; definition: ProjectDefinition }
+  | { ok: false; problems: Problem[]; salvaged: Salvaged<ProjectDefinition> | undefined };
 
 /**
- * Parses a definition. When its structure is wrong, the answer lists every
- * structural problem and also every semantic problem of the parts that did
- * parse (see definition-salvage.ts), each once: one answer lists what to fix.
- * `checkFilter` checks filter texts there (the checker the admin API uses by default).
+ * Parses a definition's structure. When it is wrong, the answer lists every
+ * structural problem and the definition without the parts that hold them
+ * (see definition-salvage.ts), whose semantic problems the model's
+ * compilation finds (model/definition-check.ts).
  */
-export function parseProjectDefinition(
-  input: unknown,
-  checkFilter: FilterChecker = checkFilterText,
-): { ok: true; definition: ProjectDefinition } | { ok: false; problems: Problem[] } {
+export function parseDefinitionStructure(input: unknown): DefinitionStructure {
   const result = projectDefinitionSchema.safeParse(input);
   if (result.success) return { ok: true, definition: result.data };
   const problems = result.error.issues.flatMap((issue) => structuralProblems(input, issue));
-  const saved = salvage(input, result.error.issues, (value) => projectDefinitionSchema.safeParse(value));
-  if (saved) {
-    const compiled = compileProject(UNSERVED_IDENTITY, saved.definition, checkFilter, saved.lost);
-    if (!compiled.ok) problems.push(...compiled.problems.map((p) => inSentRules(p, saved.ruleIndexes)));
-  }
-  return { ok: false, problems };
-}
-
-/** A problem of the salvaged definition, with its rule numbered as in the definition as sent. */
-function inSentRules(problem: Problem, ruleIndexes: number[]): Problem {
-  const path = problem.path.replace(/^\$\.rules\[(\d+)\]/, (whole, i) => {
-    const sent = ruleIndexes[Number(i)];
-    return sent === undefined ? whole : `$.rules[${sent}]`;
-  });
-  return { ...problem, path };
+  const salvaged = salvage(input, result.error.issues, (value) => projectDefinitionSchema.safeParse(value));
+  return { ok: false, problems, salvaged };
 }
 
 /** The problems of one schema issue, in words for people writing definitions. */

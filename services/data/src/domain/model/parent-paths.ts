@@ -8,7 +8,7 @@
  * grand-parent's column). A role path names a parent row the same way:
  * `order`, `order.customer`. Pure functions of the compiled tables.
  */
-import type { Relationship, TableModel } from "./project-model.ts";
+import type { Relationship, TableModel } from "./table-model.ts";
 
 /** What one chain of names read from `row` means. */
 export interface ChainReads {

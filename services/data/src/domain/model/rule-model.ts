@@ -12,8 +12,8 @@ import { LostParts } from "../definition/definition-salvage.ts";
 import { type Problem, problemList, type Report } from "../definition/problems.ts";
 import type { RuleDefinition, RuleType } from "../definition/project-definition.ts";
 import { depTarget, readChain } from "./parent-paths.ts";
-import type { ColumnModel, Relationship, TableModel } from "./project-model.ts";
 import { type CodeKind, type ParsedRuleCode, parseRuleCode, type RowRefs } from "./rule-code.ts";
+import type { ColumnModel, Relationship, TableModel } from "./table-model.ts";
 
 /**
  * The `{name}` placeholders of a validation's message: checked against the

@@ -28,7 +28,7 @@ import {
   requireAccountIncarnation,
 } from "../../domain/admin/project-changes.ts";
 import { maskSecrets } from "../../domain/definition/definition-secrets.ts";
-import { parseProjectDefinition } from "../../domain/definition/project-definition.ts";
+import { parseDefinitionStructure } from "../../domain/definition/project-definition.ts";
 import { definitionIndexes } from "../../domain/model/table-indexes.ts";
 import { intParam, parseQueryString, single } from "../../domain/read/query-params.ts";
 import type { StoredRevision } from "../../store/revision-store.ts";
@@ -120,7 +120,7 @@ export function addProjectRoutes(router: Router, deps: AdminRouteDeps): void {
     await requireAccount(deps, account, ctx);
     const stored = await deps.meta.getProjectWithStorage(account, project);
     if (!stored) throw errors.notFound(`No project '${project}' in account '${account}'`);
-    const parsed = parseProjectDefinition(stored.definition);
+    const parsed = parseDefinitionStructure(stored.definition);
     const wanted = parsed.ok ? definitionIndexes(parsed.definition) : new Map();
     ctx.body = { indexes: await deps.indexes.status(stored.storage, wanted) };
   });
