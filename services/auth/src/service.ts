@@ -10,7 +10,7 @@ import { reportRedisErrors } from "../../../shared/redis/connection-log.ts";
 import { type AuthDeps, buildAuthApp } from "./app.ts";
 import { adminDirectoryOf, auditReporterOf } from "./clients/account-administration.ts";
 import { createDataServiceClient } from "./clients/data-service-client.ts";
-import { createIdentityFieldsCache } from "./clients/identity-fields-cache.ts";
+import { createIdentityFieldsCache } from "./domain/identity-fields-cache.ts";
 import { AttemptThrottle } from "./store/attempt-throttle.ts";
 
 export interface AuthService {

@@ -6,8 +6,8 @@
  * up to date without a round trip of its own.
  */
 import type { ProjectSettings } from "../../../../shared/contracts/internal-api.ts";
-import { identityFieldsOfLoginForm } from "../domain/login-identity.ts";
-import type { DataServiceClient } from "./data-service-client.ts";
+import type { DataServiceClient } from "../clients/data-service-client.ts";
+import { identityFieldsOfLoginForm } from "./login-identity.ts";
 
 interface Entry {
   uid: string;
