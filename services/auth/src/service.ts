@@ -1,5 +1,5 @@
 /** Composition root of the auth service: Redis, the data-service client, every dependency wired explicitly. */
-import { type AuthConfig, rateLimitSettings } from "../../../shared/config.ts";
+import { type AuthConfig, rateLimitSettings } from "../../../shared/config/config.ts";
 import { createMetrics } from "../../../shared/http/metrics.ts";
 import type { Lifecycle } from "../../../shared/http/serve.ts";
 import { KeyStore } from "../../../shared/keys/key-store.ts";

@@ -5,7 +5,7 @@
  */
 import mongoose, { type Connection } from "mongoose";
 import { Gauge } from "prom-client";
-import { type DataConfig, rateLimitSettings } from "../../../shared/config.ts";
+import { type DataConfig, rateLimitSettings } from "../../../shared/config/config.ts";
 import { createMetrics, type Metrics } from "../../../shared/http/metrics.ts";
 import type { Lifecycle } from "../../../shared/http/serve.ts";
 import { KeyStore } from "../../../shared/keys/key-store.ts";

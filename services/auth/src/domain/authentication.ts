@@ -9,7 +9,7 @@ import {
   GENERIC_LOGIN_FAILURE,
 } from "../../../../shared/contracts/internal-api.ts";
 import { errors } from "../../../../shared/errors.ts";
-import { generateKeyId } from "../../../../shared/keys/key-format.ts";
+import { generateKeyId } from "../../../../shared/key-format.ts";
 import type { KeyRecord } from "../../../../shared/keys/key-record.ts";
 import type { DataServiceClient } from "../clients/data-service-client.ts";
 import type { AttemptThrottle } from "../store/attempt-throttle.ts";

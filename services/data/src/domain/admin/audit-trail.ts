@@ -7,7 +7,7 @@
  * account, for good.
  */
 import type { AuditReport, AuditSink } from "../../../../../shared/admin-access/audit.ts";
-import { redactKeys } from "../../../../../shared/keys/key-format.ts";
+import { redactKeys } from "../../../../../shared/key-format.ts";
 import type { AuditStore } from "../../store/audit-store.ts";
 import type { MetaStore } from "../../store/meta-store.ts";
 

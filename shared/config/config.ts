@@ -3,8 +3,8 @@
  * Each service composes its schema from the pieces here and gets a typed object.
  */
 import { z } from "zod";
-import { compileTrustedProxies } from "./http/forwarding.ts";
-import type { RedisTopology } from "./redis/clients.ts";
+import { compileTrustedProxies } from "../http/forwarding.ts";
+import type { RedisTopology } from "../redis/clients.ts";
 
 /** The non-empty entries of a comma-separated value, trimmed. */
 const splitList = (s: string) =>
