@@ -1,18 +1,18 @@
 /** The console: an administrator's session and screens, and the data explorer. */
-import "./styles.css";
+import "../styles.css";
 import { render } from "preact";
 import { useMemo } from "preact/hooks";
-import { adminContext } from "./admin-context.ts";
-import { forgetAllDrafts } from "./drafts.ts";
-import { Explorer } from "./explorer/Explorer.tsx";
-import { go, href, useRoute } from "./route.ts";
-import { Admins } from "./screens/Admins.tsx";
-import { Audit } from "./screens/Audit.tsx";
-import { Project } from "./screens/Project.tsx";
-import { Projects } from "./screens/Projects.tsx";
-import { SignIn } from "./screens/SignIn.tsx";
-import { adminSessions } from "./session.ts";
-import { useSession } from "./use-session.ts";
+import { adminContext } from "../admin-context.ts";
+import { forgetAllDrafts } from "../drafts.ts";
+import { Explorer } from "../explorer/Explorer.tsx";
+import { go, href, useRoute } from "../route.ts";
+import { Admins } from "../screens/Admins.tsx";
+import { Audit } from "../screens/Audit.tsx";
+import { Project } from "../screens/Project.tsx";
+import { Projects } from "../screens/Projects.tsx";
+import { SignIn } from "../screens/SignIn.tsx";
+import { adminSessions } from "../session.ts";
+import { useSession } from "../use-session.ts";
 
 const NAV = [
   { route: "projects", label: "Projects" },
