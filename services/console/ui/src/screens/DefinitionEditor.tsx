@@ -15,7 +15,7 @@ import { useFocusOn } from "../components/focus.ts";
 import { type Draft, draftPlace, readDraft, writeDraft } from "../drafts.ts";
 import { locate } from "../json-location.ts";
 import { go } from "../route.ts";
-import type { LoadedProject } from "./Project.tsx";
+import type { LoadedProject } from "./loaded-project.ts";
 
 const NEW_PROJECT = {
   tables: {},

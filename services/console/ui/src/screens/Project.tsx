@@ -8,16 +8,9 @@ import { useLoad } from "../components/useLoad.ts";
 import { href } from "../route.ts";
 import { ApiKeys } from "./ApiKeys.tsx";
 import { DefinitionEditor } from "./DefinitionEditor.tsx";
+import type { LoadedProject } from "./loaded-project.ts";
 import { Revisions } from "./Revisions.tsx";
 import { Users } from "./Users.tsx";
-
-export interface LoadedProject {
-  name: string;
-  revision: number;
-  definition: Record<string, unknown>;
-  /** The ETag of what was loaded: sent back as If-Match. */
-  etag: string;
-}
 
 const TABS = [
   { id: "definition", label: "Definition" },

@@ -11,7 +11,7 @@ import { Table } from "../components/Table.tsx";
 import { Time } from "../components/Time.tsx";
 import { usePaged } from "../components/usePaged.ts";
 import { valueText } from "../components/Value.tsx";
-import type { LoadedProject } from "./Project.tsx";
+import type { LoadedProject } from "./loaded-project.ts";
 
 interface Revision {
   revision: number;
