@@ -1,11 +1,11 @@
 /**
  * What one live subscriber may see of a change-feed event: the read path's own
  * rules, per event. The event's table must be the resource's; the key's roles
- * must grant read (domain/authorization.ts); the row (a delete: the row as it
+ * must grant read (domain/read/authorization.ts); the row (a delete: the row as it
  * was) must match the query a GET of the same resource with the same
- * parameters would send the store (domain/query-builder.ts: the client's
+ * parameters would send the store (domain/read/query-builder.ts: the client's
  * filters and the roles' row filters with the key's globals), evaluated on the
- * row itself; the object shows the columns a GET shows (domain/representation.ts).
+ * row itself; the object shows the columns a GET shows (domain/read/representation.ts).
  */
 
 import type * as Sift from "sift";

@@ -4,7 +4,7 @@
  * to the call that made it: the caller's project, version, principal and URLs
  * come from the call's context, never from the code, which can only name a
  * resource of its own version and the parameters of a GET. The read is the
- * REST API's own (domain/resource-read.ts), so the caller's roles, row filters
+ * REST API's own (domain/read/resource-read.ts), so the caller's roles, row filters
  * and column lists apply exactly as to a GET.
  *
  * The answer is `{rows, next}`: the page's objects as a GET answers them

@@ -4,7 +4,7 @@
  * making it, rollback to an earlier revision, and `ETag`/`If-Match` on the
  * project's incarnation and revision so that a change (or deletion) made
  * against a stale copy fails with 412. Secret fields are answered masked
- * (domain/definition-secrets.ts).
+ * (domain/definition/definition-secrets.ts).
  */
 import type Router from "@koa/router";
 import type { Context } from "koa";
