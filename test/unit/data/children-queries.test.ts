@@ -5,11 +5,11 @@
  * MongoDB dialect writes them (the shapes its indexes serve).
  */
 import { expect } from "chai";
-import type { Relationship } from "../../../services/data/src/domain/project-model.ts";
+import type { Relationship } from "../../../services/data/src/domain/model/project-model.ts";
 import {
   childrenQuery as childrenFilter,
   childrenOfAnyQuery as childrenOfAnyFilter,
-} from "../../../services/data/src/domain/query-builder.ts";
+} from "../../../services/data/src/domain/read/query-builder.ts";
 import { toMongoFilter } from "../../../services/data/src/store/mongo-filter.ts";
 
 const childrenQuery = (rel: Relationship, parent: Record<string, unknown>) =>

@@ -5,8 +5,8 @@
  * as the store would match it.
  */
 import { expect } from "chai";
-import type { TableModel } from "../../../services/data/src/domain/project-model.ts";
-import { afterKey } from "../../../services/data/src/domain/query-builder.ts";
+import type { TableModel } from "../../../services/data/src/domain/model/project-model.ts";
+import { afterKey } from "../../../services/data/src/domain/read/query-builder.ts";
 import {
   ALL_ROWS,
   and,
@@ -15,7 +15,7 @@ import {
   clientFilter,
   columnsEqual,
   or,
-} from "../../../services/data/src/domain/row-filters.ts";
+} from "../../../services/data/src/domain/read/row-filters.ts";
 import { compileFilter, parseFilter } from "../../../services/data/src/query/index.ts";
 import { rowMatcher, toMongoFilter } from "../../../services/data/src/store/mongo-filter.ts";
 

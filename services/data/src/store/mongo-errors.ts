@@ -6,7 +6,7 @@
  * (mongoose) that answer route handlers directly.
  */
 import { ApiError, ErrorCode, errors } from "../../../../shared/errors.ts";
-import type { RowId } from "./tenant-store.ts";
+import type { RowId } from "./tenant-rows.ts";
 
 /** The store's code for a write that would give two rows the same unique key. */
 const DUPLICATE_KEY = 11000;

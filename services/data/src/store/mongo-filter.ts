@@ -51,7 +51,8 @@ function afterKey(columns: string[], values: unknown[]): Document {
     ...equalities(columns.slice(0, i), values.slice(0, i)),
     [c]: { $gt: values[i] },
   }));
-  return alternatives.length === 1 ? alternatives[0]! : { $or: alternatives };
+  const [first, ...more] = alternatives;
+  return first && more.length === 0 ? first : { $or: alternatives };
 }
 
 /**
