@@ -28,3 +28,18 @@ export function editorSelection(editor: Locator): Promise<string> {
     return view.state.doc.toString().slice(from, to);
   });
 }
+
+/**
+ * Replaces the editor's whole text as a person would: select all (Ctrl-A), then paste.
+ * (Playwright's `fill` selects only the lines CodeMirror has drawn, so on a long text it
+ * would replace part of it.)
+ */
+export async function replaceEditorText(editor: Locator, text: string): Promise<void> {
+  await editor.focus();
+  await editor.press("ControlOrMeta+a");
+  await editor.evaluate((el, pasted) => {
+    const data = new DataTransfer();
+    data.setData("text/plain", pasted);
+    el.dispatchEvent(new ClipboardEvent("paste", { clipboardData: data, bubbles: true, cancelable: true }));
+  }, text);
+}

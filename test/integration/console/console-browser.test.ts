@@ -18,7 +18,7 @@ import type { Page } from "playwright-core";
 import { demoProject } from "../../fixtures/demo-project.ts";
 import { adminKey, putAdmin } from "../../support/admins.ts";
 import { type Browser, screenshot, signIn, startBrowser } from "../../support/browser.ts";
-import { editorSelection, editorText } from "../../support/code-editor.ts";
+import { editorSelection, editorText, replaceEditorText } from "../../support/code-editor.ts";
 import { adminClient, call, keyHeader, projectClient } from "../../support/http.ts";
 import { type Platform, startPlatform } from "../../support/platform.ts";
 
@@ -138,7 +138,7 @@ describe("console in Chromium", function () {
         ...SHOP,
         tables: { ...SHOP.tables, customer: { ...SHOP.tables.customer, key: ["nope"] } },
       };
-      await page.getByLabel("Definition (JSON)").fill(JSON.stringify(broken, null, 2));
+      await replaceEditorText(page.getByLabel("Definition (JSON)"), JSON.stringify(broken, null, 2));
       await page.getByRole("button", { name: "Check changes (dry run)" }).click();
       const problem = page.getByRole("list", { name: "Problems" }).getByRole("button", {
         name: /\$\.tables\.customer\.key\[0\]/,
@@ -148,7 +148,7 @@ describe("console in Chromium", function () {
       expect(await editorSelection(page.getByLabel("Definition (JSON)"))).to.equal('"nope"');
       expect(await apply.isDisabled()).to.equal(true);
 
-      await page.getByLabel("Definition (JSON)").fill(JSON.stringify(SHOP, null, 2));
+      await replaceEditorText(page.getByLabel("Definition (JSON)"), JSON.stringify(SHOP, null, 2));
       expect(await apply.isDisabled(), "Apply waits for a dry run").to.equal(true);
       await page.getByRole("button", { name: "Check changes (dry run)" }).click();
       const diff = page.getByRole("region", { name: "What would change" });
@@ -398,7 +398,7 @@ describe("console in Chromium", function () {
       await page.getByRole("link", { name: "shop" }).click();
       await page.getByRole("heading", { name: /shop · revision 1/ }).waitFor();
       const editor = page.getByLabel("Definition (JSON)");
-      await editor.fill(JSON.stringify({ tables: {}, apiVersions: {}, typedFor: "shop" }));
+      await replaceEditorText(editor, JSON.stringify({ tables: {}, apiVersions: {}, typedFor: "shop" }));
       await page.evaluate(() => {
         window.location.hash = "#/projects/gate";
       });
@@ -430,9 +430,10 @@ describe("console in Chromium", function () {
         prompt: "********",
         roles: "********",
       });
-      await page
-        .getByLabel("Definition (JSON)")
-        .fill(JSON.stringify({ ...JSON.parse(text), description: "the gate, secret kept" }, null, 2));
+      await replaceEditorText(
+        page.getByLabel("Definition (JSON)"),
+        JSON.stringify({ ...JSON.parse(text), description: "the gate, secret kept" }, null, 2),
+      );
       await page.getByRole("button", { name: "Check changes (dry run)" }).click();
       await page
         .getByRole("region", { name: "What would change" })
@@ -459,7 +460,7 @@ describe("console in Chromium", function () {
           customer: { ...customer, columns: { ...customer.columns, segment: { type: "string" } } },
         },
       };
-      await page.getByLabel("Definition (JSON)").fill(JSON.stringify(edited, null, 2));
+      await replaceEditorText(page.getByLabel("Definition (JSON)"), JSON.stringify(edited, null, 2));
       await page.getByRole("button", { name: "Check changes (dry run)" }).click();
       await page.getByRole("region", { name: "What would change" }).getByText("segment").waitFor();
 
@@ -653,7 +654,7 @@ describe("console in Chromium", function () {
       const editor = page.getByLabel("Definition (JSON)");
       const stored = JSON.parse(await editorText(editor));
       const draft = JSON.stringify({ ...stored, description: "half-way through an edit" }, null, 2);
-      await editor.fill(draft);
+      await replaceEditorText(editor, draft);
       const key = await page.evaluate(
         () => JSON.parse(sessionStorage.getItem("tessera.console.admin") ?? "{}").apikey,
       );
@@ -674,7 +675,7 @@ describe("console in Chromium", function () {
       await page.getByRole("button", { name: "Discard my changes" }).click();
       expect(JSON.parse(await editorText(editor))).to.deep.equal(stored);
       // Signing out on purpose forgets drafts.
-      await editor.fill(draft);
+      await replaceEditorText(editor, draft);
       await page.getByRole("button", { name: "Sign out" }).click();
       await page.getByLabel("Login", { exact: true }).waitFor();
       const drafts = await page.evaluate(() =>

@@ -168,12 +168,15 @@ describe("console: problems in the definition's text", () => {
 
 describe("console: completion in the definition editor", () => {
   it("offers the property names an object may still have, replacing what was typed", () => {
-    const text = '{"tables": {"t": {"key": ["a"], "col';
+    const start = '{"tables": {"t": {"key": ["a"], "';
+    const all = offersAt(schema, start, start.length)!;
+    expect(all.options.map((o) => o.label)).to.have.members(["columns", "parents", "indexes"]);
+    const text = `${start}COL`;
     const offers = offersAt(schema, text, text.length)!;
-    expect(offers.from).to.equal(text.length - 4);
-    expect(offers.options.map((o) => o.label)).to.include.members(["columns", "parents", "indexes"]);
-    expect(offers.options.map((o) => o.label)).to.not.include("key");
-    expect(offers.options.find((o) => o.label === "columns")!.apply).to.equal('"columns": ');
+    expect(offers.from).to.equal(start.length - 1);
+    expect(offers.options.map((o) => o.label)).to.deep.equal(["columns"]);
+    expect(offers.options[0]!.apply).to.equal('"columns": ');
+    expect(offersAt(schema, `${start}zz`, start.length + 2)).to.equal(undefined);
   });
 
   it("replaces a closing quote inserted with the opening one", () => {
@@ -188,6 +191,11 @@ describe("console: completion in the definition editor", () => {
     const text = '{"tables": {"t": {"columns": {"c": {"type": ';
     const offers = offersAt(schema, text, text.length)!;
     expect(offers.options.map((o) => o.apply)).to.include.members(['"string"', '"datetime"']);
+    const typed = `${text}"da`;
+    expect(offersAt(schema, typed, typed.length)!.options.map((o) => o.apply)).to.deep.equal([
+      '"date"',
+      '"datetime"',
+    ]);
     expect(offersAt(schema, '{"description": ', 16)).to.equal(undefined);
   });
 });

@@ -108,7 +108,8 @@ export function createCodeEditor(host: HTMLElement, options: CodeEditorOptions):
         info: o.info,
         type: o.kind === "property" ? "property" : "enum",
       })),
-      filter: true,
+      // Already narrowed to what was typed (completion.ts); asked again at each keystroke.
+      filter: false,
     };
   };
 

@@ -32,11 +32,14 @@ export function offersAt(schema: JsonSchema, text: string, offset: number): Offe
   // A closing quote typed ahead of the cursor (or inserted with the opening one) is replaced too.
   const to = typed.startsWith('"') && text[offset] === '"' ? offset + 1 : offset;
   const document: unknown = parse(text);
+  // What was typed so far starts what is offered (CodeMirror's own filter would trip on the quote).
+  const prefix = typed.replace(/^"/, "").toLowerCase();
+  const begins = (word: string) => word.toLowerCase().startsWith(prefix);
   if (location.isAtPropertyKey) {
     const objectPath = location.path.slice(0, -1);
     const present = new Set(Object.keys(objectAt(document, objectPath)));
     const options = propertiesAt(schema, document, objectPath)
-      .filter((p) => !present.has(p.name) || `"${p.name}"` === typed || p.name === typed.replace(/^"/, ""))
+      .filter((p) => begins(p.name) && (!present.has(p.name) || p.name.toLowerCase() === prefix))
       .map<Offer>((p) => ({
         label: p.name,
         apply: `${JSON.stringify(p.name)}: `,
@@ -47,7 +50,8 @@ export function offersAt(schema: JsonSchema, text: string, offset: number): Offe
     return options.length ? { from, to, options } : undefined;
   }
   if (!atValue(text, from)) return undefined;
-  const options = valuesAt(schema, document, location.path).map<Offer>((v) => ({
+  const values = valuesAt(schema, document, location.path).filter((v) => begins(String(v)));
+  const options = values.map<Offer>((v) => ({
     label: JSON.stringify(v),
     apply: JSON.stringify(v),
     detail: typeof v,
