@@ -135,7 +135,8 @@ describe("console: problems in the definition's text", () => {
   it("reports JSON syntax errors at their place", () => {
     const text = '{\n  "tables": {,\n}';
     const problems = textProblems(schema, text);
-    expect(problems[0]).to.include({ line: 2, path: "$" });
+    expect(problems).to.have.length(1);
+    expect(problems[0]).to.include({ kind: "syntax", line: 2, path: "$" });
     expect(problems[0]!.message).to.match(/^JSON: /);
     expect(textProblems(schema, '{"a": 1, // no\n}')[0]!.message).to.equal("JSON: JSON has no comments");
     expect(textProblems(schema, '{"a": [1,]}').length).to.be.greaterThan(0);

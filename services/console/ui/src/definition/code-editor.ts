@@ -140,7 +140,9 @@ export function createCodeEditor(host: HTMLElement, options: CodeEditorOptions):
         ]),
         EditorView.lineWrapping,
         EditorState.readOnly.of(options.readOnly),
-        EditorView.contentAttributes.of({ "aria-label": options.label }),
+        // tabindex: the text is already a tab stop (contenteditable); said outright, checkers
+        // (axe's scrollable-region-focusable) see that the scrolling box takes the keyboard.
+        EditorView.contentAttributes.of({ "aria-label": options.label, tabindex: "0" }),
         EditorView.updateListener.of((update) => {
           if (update.docChanged && !quiet) options.onChange(update.state.doc.toString());
         }),

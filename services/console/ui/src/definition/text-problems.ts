@@ -1,7 +1,7 @@
 /**
  * The problems of a definition's text found while it is typed, each with its span in
- * the text: JSON syntax errors (jsonc-parser, comments and trailing commas refused as
- * JSON.parse refuses them), then, when the text parses, where it breaks the server's
+ * the text: the first JSON syntax error (jsonc-parser, comments and trailing commas
+ * refused as JSON.parse refuses them), or, when the text parses, where it breaks the server's
  * definition schema (json-schema.ts). The editor shows them inline and in its list.
  */
 import { findNodeAtLocation, type ParseError, parse, parseTree, printParseErrorCode } from "jsonc-parser";
@@ -9,6 +9,7 @@ import { formatJsonPath } from "../json-location.ts";
 import { type JsonSchema, schemaProblems } from "./json-schema.ts";
 
 export interface TextProblem {
+  kind: "syntax" | "schema";
   from: number;
   to: number;
   /** The JSON path of the place (`$` for a syntax error). */
@@ -45,10 +46,12 @@ export function textProblems(schema: JsonSchema | undefined, text: string): Text
   const errors: ParseError[] = [];
   const value: unknown = parse(text, errors, STRICT);
   if (errors.length) {
-    return errors.map((e) => {
+    // The first syntax error only: those after it are mostly its echoes (every brace left open).
+    return errors.slice(0, 1).map((e) => {
       const code = printParseErrorCode(e.error);
       const from = Math.min(e.offset, text.length);
       return {
+        kind: "syntax",
         from,
         to: Math.min(text.length, from + Math.max(1, e.length)),
         path: "$",
@@ -66,6 +69,7 @@ export function textProblems(schema: JsonSchema | undefined, text: string): Text
     const keyNode = node.parent?.type === "property" ? node.parent.children?.[0] : undefined;
     const at = p.atKey ? (keyNode ?? { offset: node.offset, length: 1 }) : node;
     return {
+      kind: "schema",
       from: at.offset,
       to: at.offset + Math.max(1, at.length),
       path: formatJsonPath(p.path),

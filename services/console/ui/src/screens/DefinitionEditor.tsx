@@ -211,8 +211,14 @@ export function DefinitionEditor(props: {
             {textOwnProblems.slice(0, LISTED_TEXT_PROBLEMS).map((p) => (
               <li key={`${p.from}:${p.message}`}>
                 <button type="button" class="link" onClick={() => editor.current?.select(p.from, p.to)}>
-                  <code>{p.path}</code>
-                  <span class="muted"> (line {p.line})</span>
+                  {p.kind === "syntax" ? (
+                    `Line ${p.line}`
+                  ) : (
+                    <>
+                      <code>{p.path}</code>
+                      <span class="muted"> (line {p.line})</span>
+                    </>
+                  )}
                 </button>
                 <span class="problem-message">{p.message}</span>
               </li>
