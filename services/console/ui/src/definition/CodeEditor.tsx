@@ -2,13 +2,14 @@
  * The code editor as a Preact component: loads CodeMirror on demand (code-editor.ts),
  * starts it with `text`, puts `text` in again whenever `version` changes (a text
  * replaced from outside; never on a render after typing, which could be a keystroke
- * behind) and reports what is typed. `control` gets the editor once it
+ * behind) and reports what is typed and the problems it finds in it. `control` gets the editor once it
  * is there, for selecting a problem's place.
  */
 import type { RefObject } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import type { CodeEditor as Editor } from "./code-editor.ts";
 import type { JsonSchema } from "./json-schema.ts";
+import type { TextProblem } from "./text-problems.ts";
 
 export function CodeEditor(props: {
   text: string;
@@ -18,6 +19,7 @@ export function CodeEditor(props: {
   readOnly: boolean;
   schema: JsonSchema | undefined;
   onChange: (text: string) => void;
+  onProblems: (problems: TextProblem[]) => void;
   control: RefObject<Editor | undefined>;
 }) {
   const host = useRef<HTMLDivElement>(null);
@@ -38,6 +40,7 @@ export function CodeEditor(props: {
           label: now.label,
           readOnly: now.readOnly,
           onChange: (text) => latest.current.onChange(text),
+          onProblems: (problems) => alive && latest.current.onProblems(problems),
         });
         editor.setSchema(now.schema);
         props.control.current = editor;

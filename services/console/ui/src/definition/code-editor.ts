@@ -38,7 +38,7 @@ import {
 } from "@codemirror/view";
 import { offersAt } from "./completion.ts";
 import type { JsonSchema } from "./json-schema.ts";
-import { textProblems } from "./text-problems.ts";
+import { type TextProblem, textProblems } from "./text-problems.ts";
 
 export interface CodeEditorOptions {
   text: string;
@@ -46,6 +46,8 @@ export interface CodeEditorOptions {
   label: string;
   readOnly: boolean;
   onChange: (text: string) => void;
+  /** The text's own problems, each time they are checked (shortly after typing stops). */
+  onProblems: (problems: TextProblem[]) => void;
 }
 
 export interface CodeEditor {
@@ -84,13 +86,16 @@ export function createCodeEditor(host: HTMLElement, options: CodeEditorOptions):
   let schema: JsonSchema | undefined;
   let quiet = false;
 
-  const problems = (view: EditorView): Diagnostic[] =>
-    textProblems(schema, view.state.doc.toString()).map((p) => ({
+  const problems = (view: EditorView): Diagnostic[] => {
+    const found = textProblems(schema, view.state.doc.toString());
+    options.onProblems(found);
+    return found.map((p) => ({
       from: p.from,
       to: Math.min(p.to, view.state.doc.length),
       severity: "error",
-      message: p.path === "$" ? p.message : `${p.path}: ${p.message}`,
+      message: p.kind === "syntax" ? p.message : `${p.path}: ${p.message}`,
     }));
+  };
 
   const complete = (context: CompletionContext): CompletionResult | null => {
     if (!schema) return null;

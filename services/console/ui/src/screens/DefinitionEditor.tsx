@@ -7,7 +7,7 @@
  * text is kept as a draft per project (drafts.ts) across an expired session, a 401 or a
  * reload. The state is one reducer (definition/editor-state.ts).
  */
-import { useLayoutEffect, useMemo, useReducer, useRef, useState } from "preact/hooks";
+import { useLayoutEffect, useReducer, useRef, useState } from "preact/hooks";
 import type { AdminContext } from "../admin-context.ts";
 import { ApiFailure, seg } from "../api.ts";
 import { DiffView } from "../components/DiffView.tsx";
@@ -26,7 +26,7 @@ import {
   editorReducer,
   initialEditorState,
 } from "../definition/editor-state.ts";
-import { textProblems } from "../definition/text-problems.ts";
+import type { TextProblem } from "../definition/text-problems.ts";
 import { draftPlace, readDraft, writeDraft } from "../drafts.ts";
 import { locate } from "../json-location.ts";
 import { go } from "../route.ts";
@@ -153,7 +153,8 @@ export function DefinitionEditor(props: {
     props.onStored();
   };
 
-  const textOwnProblems = useMemo(() => textProblems(schema, text), [schema, text]);
+  // Found by the editor's own check (a moment after typing stops), as marked in the text.
+  const [textOwnProblems, setTextOwnProblems] = useState<TextProblem[]>([]);
   const serverProblems = state.problems?.list ?? [];
 
   function showServerProblem(path: string) {
@@ -191,6 +192,7 @@ export function DefinitionEditor(props: {
           readOnly={context.readOnly}
           schema={schema}
           onChange={edit}
+          onProblems={setTextOwnProblems}
           control={editor}
         />
         {schemaFailure && (
