@@ -5,7 +5,7 @@
  * platform, with the console's policy in force: a schema mistake is marked in the text
  * and listed as it is typed; completion offers the property names the server's schema
  * allows; a problem of the server's dry run far down a long definition scrolls into
- * view, selected; a draft survives a reload; Tab indents and Escape-then-Tab leaves;
+ * view, selected, and is marked in the text; a draft survives a reload; Tab indents and Escape-then-Tab leaves;
  * and the editor fits a phone.
  */
 import { expect } from "chai";
@@ -143,6 +143,12 @@ describe("console in Chromium: the definition editor", function () {
     expect(await editorSelection(editor())).to.equal('"nope"');
     await expectSelectionInView(page);
     expect(await inEditor(page)).to.equal(true);
+    // Marked in the text too, until the text changes.
+    const mark = page.locator(".cm-lintRange-error", { hasText: '"nope"' });
+    await mark.waitFor();
+    await page.keyboard.press("End");
+    await page.keyboard.type(" ");
+    await mark.waitFor({ state: "detached" });
   });
 
   it("keeps the text as a draft across a reload of the page", async () => {

@@ -27,8 +27,8 @@ import {
   indentOnInput,
   syntaxHighlighting,
 } from "@codemirror/language";
-import { type Diagnostic, forceLinting, linter, lintGutter } from "@codemirror/lint";
-import { EditorSelection, EditorState } from "@codemirror/state";
+import { type Diagnostic, linter, lintGutter } from "@codemirror/lint";
+import { EditorSelection, EditorState, StateEffect } from "@codemirror/state";
 import {
   EditorView,
   highlightActiveLine,
@@ -55,6 +55,11 @@ export interface CodeEditor {
   setText(text: string): void;
   /** The schema to complete and check with (it arrives after the editor). */
   setSchema(schema: JsonSchema | undefined): void;
+  /**
+   * The server's problems (its dry run's) with their spans in `text`: marked like the
+   * editor's own while the text is exactly that one.
+   */
+  setServerProblems(text: string, problems: { from: number; to: number; message: string }[]): void;
   /** Selects a span, scrolls it into the middle of the view and focuses the editor. */
   select(from: number, to: number): void;
   destroy(): void;
@@ -81,19 +86,30 @@ const theme = EditorView.theme({
   "li[aria-selected] .cm-completionDetail": { color: "#fff" },
 });
 
+/** Asks for the text to be checked again (the schema or the server's problems changed). */
+const checkAgain = StateEffect.define<null>();
+
 export function createCodeEditor(host: HTMLElement, options: CodeEditorOptions): CodeEditor {
   const shadow = host.shadowRoot ?? host.attachShadow({ mode: "open" });
   let schema: JsonSchema | undefined;
+  let server: { text: string; problems: { from: number; to: number; message: string }[] } | undefined;
   let quiet = false;
 
   const problems = (view: EditorView): Diagnostic[] => {
-    const found = textProblems(schema, view.state.doc.toString());
+    const text = view.state.doc.toString();
+    const found = textProblems(schema, text);
     options.onProblems(found);
-    return found.map((p) => ({
+    const own = found.map((p) => ({
       from: p.from,
-      to: Math.min(p.to, view.state.doc.length),
-      severity: "error",
+      to: p.to,
       message: p.kind === "syntax" ? p.message : `${p.path}: ${p.message}`,
+    }));
+    const fromServer = server?.text === text ? server.problems : [];
+    return [...own, ...fromServer].map((p) => ({
+      from: Math.min(p.from, text.length),
+      to: Math.min(p.to, text.length),
+      severity: "error",
+      message: p.message,
     }));
   };
 
@@ -133,7 +149,11 @@ export function createCodeEditor(host: HTMLElement, options: CodeEditorOptions):
         closeBrackets(),
         json(),
         syntaxHighlighting(defaultHighlightStyle, { fallback: true }),
-        linter(problems, { delay: 250 }),
+        linter(problems, {
+          delay: 250,
+          needsRefresh: (update) =>
+            update.transactions.some((tr) => tr.effects.some((e) => e.is(checkAgain))),
+        }),
         lintGutter(),
         autocompletion({ override: [complete], icons: false }),
         keymap.of([
@@ -168,7 +188,11 @@ export function createCodeEditor(host: HTMLElement, options: CodeEditorOptions):
     },
     setSchema(next) {
       schema = next;
-      forceLinting(view);
+      view.dispatch({ effects: checkAgain.of(null) });
+    },
+    setServerProblems(text, problems) {
+      server = { text, problems };
+      view.dispatch({ effects: checkAgain.of(null) });
     },
     select(from, to) {
       const length = view.state.doc.length;

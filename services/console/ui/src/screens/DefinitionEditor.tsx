@@ -7,7 +7,7 @@
  * text is kept as a draft per project (drafts.ts) across an expired session, a 401 or a
  * reload. The state is one reducer (definition/editor-state.ts).
  */
-import { useLayoutEffect, useReducer, useRef, useState } from "preact/hooks";
+import { useEffect, useLayoutEffect, useReducer, useRef, useState } from "preact/hooks";
 import type { AdminContext } from "../admin-context.ts";
 import { ApiFailure, seg } from "../api.ts";
 import { DiffView } from "../components/DiffView.tsx";
@@ -156,6 +156,18 @@ export function DefinitionEditor(props: {
   // Found by the editor's own check (a moment after typing stops), as marked in the text.
   const [textOwnProblems, setTextOwnProblems] = useState<TextProblem[]>([]);
   const serverProblems = state.problems?.list ?? [];
+
+  // The server's problems are marked in the text too, while it is the text they are about.
+  useEffect(() => {
+    const about = state.problems;
+    const spans = (about?.list ?? []).flatMap((p) => {
+      const span = locate(about!.text, p.path);
+      return span
+        ? [{ from: span.offset, to: span.offset + span.length, message: `${p.path}: ${p.message}` }]
+        : [];
+    });
+    editor.current?.setServerProblems(about?.text ?? "", spans);
+  }, [state.problems]);
 
   function showServerProblem(path: string) {
     const span = locate(text, path);
