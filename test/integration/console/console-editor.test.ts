@@ -5,8 +5,8 @@
  * platform, with the console's policy in force: a schema mistake is marked in the text
  * and listed as it is typed; completion offers the property names the server's schema
  * allows; a problem of the server's dry run far down a long definition scrolls into
- * view, selected, and is marked in the text; a draft survives a reload; Tab indents and Escape-then-Tab leaves;
- * and the editor fits a phone.
+ * view, selected, and is marked in the text; a draft survives a reload; Tab indents and
+ * Escape-then-Tab leaves; the browser refuses nothing under the policy; the editor fits a phone.
  */
 import { expect } from "chai";
 import type { Page } from "playwright-core";
@@ -34,6 +34,8 @@ describe("console in Chromium: the definition editor", function () {
   let browser: Browser;
   let page: Page;
   let operator: ReturnType<typeof adminClient>;
+  /** What the browser said about the console's policy (Content-Security-Policy, Trusted Types). */
+  const policyComplaints: string[] = [];
   const editor = () => page.getByLabel("Definition (JSON)");
 
   before(async function () {
@@ -46,6 +48,10 @@ describe("console in Chromium: the definition editor", function () {
     browser = await startBrowser();
     page = await browser.newPage();
     page.setDefaultTimeout(10_000);
+    page.on("console", (message) => {
+      if (/Content Security Policy|Trusted Type|style-src/i.test(message.text()))
+        policyComplaints.push(message.text());
+    });
     await signIn(page, platform.baseUrl, "ann", "ann-secret-1");
   });
 
@@ -177,6 +183,18 @@ describe("console in Chromium: the definition editor", function () {
     expect(await page.evaluate(() => document.activeElement?.textContent)).to.equal(
       "Check changes (dry run)",
     );
+  });
+
+  it("works within the console's policy: the browser refused nothing (its styles are an adopted sheet)", async () => {
+    await openLong();
+    const styled = await page
+      .locator(".cm-gutters")
+      .evaluate(
+        (gutters) =>
+          getComputedStyle(gutters).display === "flex" && gutters.getBoundingClientRect().width > 0,
+      );
+    expect(styled, "CodeMirror's own styles apply").to.equal(true);
+    expect(policyComplaints).to.deep.equal([]);
   });
 
   it("fits a phone: no sideways scrolling, long lines wrapped", async () => {
