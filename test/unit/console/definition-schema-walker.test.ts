@@ -13,6 +13,7 @@ import {
   valuesAt,
 } from "../../../services/console/ui/src/definition/json-schema.ts";
 import { textProblems } from "../../../services/console/ui/src/definition/text-problems.ts";
+import { formatJsonPath, parseJsonPath } from "../../../services/console/ui/src/json-location.ts";
 import { definitionJsonSchema } from "../../../services/data/src/domain/definition-json-schema.ts";
 import { parseProjectDefinition } from "../../../services/data/src/domain/project-definition.ts";
 import { demoProject } from "../../fixtures/demo-project.ts";
@@ -132,6 +133,14 @@ describe("console: the definition schema walker", () => {
 });
 
 describe("console: problems in the definition's text", () => {
+  it("writes paths as the server does, and reads them back", () => {
+    const segments = ["roles", "Region reader", "tables", "customer", "columns", 0, 'say "hi"'];
+    const written = formatJsonPath(segments);
+    expect(written).to.equal('$.roles["Region reader"].tables.customer.columns[0]["say \\"hi\\""]');
+    expect(parseJsonPath(written)).to.deep.equal(segments);
+    expect(formatJsonPath([])).to.equal("$");
+  });
+
   it("reports JSON syntax errors at their place", () => {
     const text = '{\n  "tables": {,\n}';
     const problems = textProblems(schema, text);
