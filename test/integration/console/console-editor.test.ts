@@ -73,9 +73,9 @@ describe("console in Chromium: the definition editor", function () {
 
   it("marks a schema mistake in the text as it is typed, lists it, and selects it when chosen", async () => {
     await openLong();
-    const broken = longProject() as ReturnType<typeof longProject> & { colour?: string };
-    broken.tables.customer.columns.region = { type: "txt" } as never;
-    broken.colour = "blue";
+    const broken = { ...longProject(), colour: "blue" };
+    const customer = broken.tables.customer as { columns: Record<string, unknown> };
+    customer.columns.region = { type: "txt" };
     await replaceEditorText(editor(), JSON.stringify(broken, null, 2));
     const listed = page.getByRole("region", { name: "2 problems in the text" });
     await listed.waitFor();
