@@ -157,7 +157,7 @@ describe("console in Chromium: the definition editor", function () {
     await mark.waitFor({ state: "detached" });
   });
 
-  it("keeps the text as a draft across a reload of the page", async () => {
+  it("keeps the text as a draft across a reload of the page; a discarded one is gone, even for undo", async () => {
     await openLong();
     const draft = JSON.stringify({ ...longProject(), description: "typed before the reload" }, null, 2);
     await replaceEditorText(editor(), draft);
@@ -166,6 +166,11 @@ describe("console in Chromium: the definition editor", function () {
     expect(await editorText(editor())).to.equal(draft);
     await page.getByRole("button", { name: "Discard my changes" }).click();
     expect(await editorText(editor())).to.not.contain("typed before the reload");
+    // The discarded text starts afresh: undo does not bring the draft back.
+    await editor().focus();
+    await page.keyboard.press("ControlOrMeta+z");
+    expect(await editorText(editor())).to.not.contain("typed before the reload");
+    expect(await page.getByRole("status").getByText("Your unsaved changes are back").count()).to.equal(0);
   });
 
   it("indents with Tab, and lets Escape then Tab move on, as the hint says", async () => {

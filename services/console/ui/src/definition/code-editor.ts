@@ -51,7 +51,7 @@ export interface CodeEditorOptions {
 }
 
 export interface CodeEditor {
-  /** Replaces the whole text (a newly loaded revision, a discarded draft); no change event. */
+  /** Replaces the whole text (a newly loaded revision, a discarded draft), with a fresh undo history; no change event. */
   setText(text: string): void;
   /** The schema to complete and check with (it arrives after the editor). */
   setSchema(schema: JsonSchema | undefined): void;
@@ -93,7 +93,6 @@ export function createCodeEditor(host: HTMLElement, options: CodeEditorOptions):
   const shadow = host.shadowRoot ?? host.attachShadow({ mode: "open" });
   let schema: JsonSchema | undefined;
   let server: { text: string; problems: { from: number; to: number; message: string }[] } | undefined;
-  let quiet = false;
 
   const problems = (view: EditorView): Diagnostic[] => {
     const text = view.state.doc.toString();
@@ -134,57 +133,50 @@ export function createCodeEditor(host: HTMLElement, options: CodeEditorOptions):
     };
   };
 
+  const extensions = [
+    lineNumbers(),
+    highlightActiveLineGutter(),
+    highlightActiveLine(),
+    history(),
+    indentOnInput(),
+    bracketMatching(),
+    closeBrackets(),
+    json(),
+    syntaxHighlighting(defaultHighlightStyle, { fallback: true }),
+    linter(problems, {
+      delay: 250,
+      needsRefresh: (update) => update.transactions.some((tr) => tr.effects.some((e) => e.is(checkAgain))),
+    }),
+    lintGutter(),
+    autocompletion({ override: [complete], icons: false }),
+    keymap.of([
+      ...closeBracketsKeymap,
+      ...defaultKeymap,
+      ...historyKeymap,
+      ...completionKeymap,
+      indentWithTab,
+    ]),
+    EditorView.lineWrapping,
+    EditorState.readOnly.of(options.readOnly),
+    // tabindex: the text is already a tab stop (contenteditable); said outright, checkers
+    // (axe's scrollable-region-focusable) see that the scrolling box takes the keyboard.
+    EditorView.contentAttributes.of({ "aria-label": options.label, tabindex: "0" }),
+    EditorView.updateListener.of((update) => {
+      if (update.docChanged) options.onChange(update.state.doc.toString());
+    }),
+    theme,
+  ];
   const view = new EditorView({
     root: shadow,
     parent: shadow,
-    state: EditorState.create({
-      doc: options.text,
-      extensions: [
-        lineNumbers(),
-        highlightActiveLineGutter(),
-        highlightActiveLine(),
-        history(),
-        indentOnInput(),
-        bracketMatching(),
-        closeBrackets(),
-        json(),
-        syntaxHighlighting(defaultHighlightStyle, { fallback: true }),
-        linter(problems, {
-          delay: 250,
-          needsRefresh: (update) =>
-            update.transactions.some((tr) => tr.effects.some((e) => e.is(checkAgain))),
-        }),
-        lintGutter(),
-        autocompletion({ override: [complete], icons: false }),
-        keymap.of([
-          ...closeBracketsKeymap,
-          ...defaultKeymap,
-          ...historyKeymap,
-          ...completionKeymap,
-          indentWithTab,
-        ]),
-        EditorView.lineWrapping,
-        EditorState.readOnly.of(options.readOnly),
-        // tabindex: the text is already a tab stop (contenteditable); said outright, checkers
-        // (axe's scrollable-region-focusable) see that the scrolling box takes the keyboard.
-        EditorView.contentAttributes.of({ "aria-label": options.label, tabindex: "0" }),
-        EditorView.updateListener.of((update) => {
-          if (update.docChanged && !quiet) options.onChange(update.state.doc.toString());
-        }),
-        theme,
-      ],
-    }),
+    state: EditorState.create({ doc: options.text, extensions }),
   });
 
   return {
     setText(text) {
       if (view.state.doc.toString() === text) return;
-      quiet = true;
-      try {
-        view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: text } });
-      } finally {
-        quiet = false;
-      }
+      // A fresh state: undo never brings back a text from before (another revision's edits).
+      view.setState(EditorState.create({ doc: text, extensions }));
     },
     setSchema(next) {
       schema = next;
