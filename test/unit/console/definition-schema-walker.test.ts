@@ -14,8 +14,8 @@ import {
 } from "../../../services/console/ui/src/definition/json-schema.ts";
 import { textProblems } from "../../../services/console/ui/src/definition/text-problems.ts";
 import { formatJsonPath, parseJsonPath } from "../../../services/console/ui/src/json-location.ts";
-import { definitionJsonSchema } from "../../../services/data/src/domain/definition-json-schema.ts";
-import { parseProjectDefinition } from "../../../services/data/src/domain/project-definition.ts";
+import { definitionJsonSchema } from "../../../services/data/src/domain/definition/definition-json-schema.ts";
+import { parseProjectDefinition } from "../../../services/data/src/domain/model/definition-check.ts";
 import { demoProject } from "../../fixtures/demo-project.ts";
 
 const schema = definitionJsonSchema() as JsonSchema;

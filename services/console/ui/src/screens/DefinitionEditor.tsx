@@ -8,6 +8,7 @@
  * reload. The state is one reducer (definition/editor-state.ts).
  */
 import { useEffect, useLayoutEffect, useReducer, useRef, useState } from "preact/hooks";
+import type { LoadedProject } from "../admin-api.ts";
 import type { AdminContext } from "../admin-context.ts";
 import { ApiFailure, seg } from "../api.ts";
 import { DiffView } from "../components/DiffView.tsx";
@@ -30,7 +31,6 @@ import type { TextProblem } from "../definition/text-problems.ts";
 import { draftPlace, readDraft, writeDraft } from "../drafts.ts";
 import { locate } from "../json-location.ts";
 import { go } from "../route.ts";
-import type { LoadedProject } from "./Project.tsx";
 
 const NEW_PROJECT = {
   tables: {},
