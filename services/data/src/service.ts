@@ -5,6 +5,7 @@
  */
 import mongoose, { type Connection } from "mongoose";
 import { Gauge } from "prom-client";
+import { adminKeyCheck } from "../../../shared/admin-access/data-access.ts";
 import { type DataConfig, rateLimitSettings } from "../../../shared/config.ts";
 import { createMetrics, type Metrics } from "../../../shared/http/metrics.ts";
 import type { Lifecycle } from "../../../shared/http/serve.ts";
@@ -193,6 +194,7 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
   await custom.ready();
   // A change holds its lease for a few queries; a lease outlives any such sequence.
   const leaseMs = Math.max(10_000, 4 * config.QUERY_TIMEOUT_MS);
+  const directory = createAdminDirectory(meta, admins);
   const deps: DataDeps = {
     logger,
     metrics,
@@ -203,7 +205,8 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
       },
       mongodb: () => tenants.ping(),
     },
-    keys: createKeyValidator(keyStore, config.AUTH_SCHEMES),
+    // Account administrators' keys open their account's projects (docs/data-api.md#administrators-keys).
+    keys: createKeyValidator(keyStore, config.AUTH_SCHEMES, { adminKeys: adminKeyCheck(directory) }),
     rateLimits: rateLimits && new RequestRateLimiter(redis, config.REDIS_PREFIX, rateLimits),
     accountRateLimits: new AccountRateLimitStore(redis, config.REDIS_PREFIX),
     keyStore,
@@ -211,7 +214,7 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
     meta,
     admins,
     users,
-    directory: createAdminDirectory(meta, admins),
+    directory,
     revisions,
     audit,
     auditTrail: createAuditTrail(meta, audit),

@@ -6,6 +6,7 @@
  * does not exist, code that does not parse), each problem with its JSON path.
  */
 import { errors } from "../../../../shared/errors.ts";
+import type { Principal } from "./authorization.ts";
 import type { LostParts } from "./definition-salvage.ts";
 import type { Report } from "./problems.ts";
 import type {
@@ -50,14 +51,18 @@ export function isJavaScriptResource(definition: {
   return definition.type === "javascript";
 }
 
-/** May a caller with these roles call the resource? (Its `roles`, when it lists any.) */
-export function mayCall(resource: JavaScriptResourceModel, roles: readonly string[]): boolean {
-  return !resource.roles || roles.some((role) => resource.roles!.has(role));
+/** May the caller call the resource? (Its `roles`, when it lists any; an account administrator always.) */
+export function mayCall(resource: JavaScriptResourceModel, principal: Principal): boolean {
+  return (
+    !resource.roles ||
+    principal.administrator !== undefined ||
+    principal.roles.some((role) => resource.roles!.has(role))
+  );
 }
 
-/** 403/4031 unless a caller with these roles may call the resource. */
-export function requireCallable(resource: JavaScriptResourceModel, roles: readonly string[]): void {
-  if (!mayCall(resource, roles))
+/** 403/4031 unless the caller may call the resource. */
+export function requireCallable(resource: JavaScriptResourceModel, principal: Principal): void {
+  if (!mayCall(resource, principal))
     throw errors.forbidden(`The key's roles do not allow calling '${resource.name}'`);
 }
 

@@ -6,10 +6,12 @@
  */
 import Router from "@koa/router";
 import type { Context } from "koa";
+import { type AuditSink, auditedWhenAdmin, noteAudit } from "../../../../shared/admin-access/audit.ts";
 import { errors } from "../../../../shared/errors.ts";
 import { readJsonBody } from "../../../../shared/http/json-body.ts";
 import { decodePathSegment } from "../../../../shared/http/path-segment.ts";
 import type { Logger } from "../../../../shared/logger.ts";
+import { changeSummary } from "../domain/change-summary.ts";
 import { parseKeySegment } from "../domain/column-values.ts";
 import type { ResourceModel } from "../domain/project-model.ts";
 import { encodeQuery, flag, parseQueryString, type QueryParams, single } from "../domain/query-params.ts";
@@ -54,6 +56,8 @@ export interface RestDeps extends ProjectRequestDeps {
   authSchemes: string[];
   /** Live queries: a GET with `Accept: text/event-stream` (absent when the change feed is off). */
   live?: LiveStreams;
+  /** Where account administrators' writes are recorded (their keys open the data API too). */
+  audit: AuditSink;
 }
 
 const column = (name: string) => ({ header: name, path: [name] });
@@ -128,7 +132,9 @@ export function restRouter(deps: RestDeps): Router {
     });
   });
 
-  const handle = async (ctx: Context) => {
+  // Writes made with an account administrator's key are audited; other keys' are not.
+  const handle = (ctx: Context) => auditedWhenAdmin(ctx, deps.audit, () => handleResource(ctx));
+  const handleResource = async (ctx: Context) => {
     const r = await resolveProjectRequest(ctx, deps);
     if (r.rest.length > 2 || r.rest[0]!.startsWith("@")) throw errors.notFound(`No resource at ${ctx.path}`);
     const keyText = r.rest[1] !== undefined && r.rest[1] !== "" ? r.rest[1] : undefined;
@@ -180,7 +186,7 @@ export function restRouter(deps: RestDeps): Router {
     resource: JavaScriptResourceModel,
     keyText: string | undefined,
   ) {
-    requireCallable(resource, r.principal.roles);
+    requireCallable(resource, r.principal);
     if (ctx.method !== "GET") throw errors.methodNotAllowed(`${ctx.method} on a JavaScript resource`);
     const format = formatOf(ctx, r.params, r.version);
     const request = scriptRequest("GET", resource.name, keyText, r.params);
@@ -226,6 +232,7 @@ export function restRouter(deps: RestDeps): Router {
       },
       deps.planExtension,
     );
+    noteAudit(ctx, { summary: `${r.project.name}/${r.version.name}: ${changeSummary(result.changes)}` });
     const statusCode = method === "POST" ? 201 : 200;
     const answer: Record<string, unknown> = { statusCode };
     if (single(r.params, "txsummary") !== "false") answer.txsummary = result.txsummary;
