@@ -6,6 +6,8 @@
  * (and the client's X-Request-Id apart from it). Summaries are written
  * by the handlers and never hold a password or a key value. A report that cannot
  * be stored is logged and does not change the answer (the change was made).
+ * The data API reports the writes an account administrator makes with their own
+ * admin key the same way (`auditedWhenAdmin`: the caller is known from the key).
  */
 import type { Context } from "koa";
 import { ApiError } from "../errors.ts";

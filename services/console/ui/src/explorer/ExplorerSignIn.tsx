@@ -97,10 +97,7 @@ export function ExplorerSignIn(props: {
 
   return (
     <section aria-labelledby="explorer-signin-title" class="signin-wide">
-      <ScreenHeading
-        id="explorer-signin-title"
-        title={admin ? "Data explorer: open a project" : "Data explorer: log in"}
-      >
+      <ScreenHeading id="explorer-signin-title" title="Data explorer: log in">
         Data explorer
       </ScreenHeading>
       {props.notice && (
