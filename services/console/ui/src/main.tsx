@@ -6,6 +6,7 @@ import { adminContext } from "./admin-context.ts";
 import { forgetAllDrafts } from "./drafts.ts";
 import { Explorer } from "./explorer/Explorer.tsx";
 import { go, href, useRoute } from "./route.ts";
+import { Account } from "./screens/Account.tsx";
 import { Admins } from "./screens/Admins.tsx";
 import { Audit } from "./screens/Audit.tsx";
 import { Project } from "./screens/Project.tsx";
@@ -31,7 +32,7 @@ function App() {
       admin.session &&
       admin.client &&
       admin.dataClient &&
-      adminContext(admin.session, admin.client, admin.dataClient),
+      adminContext(admin.session, admin.client, admin.dataClient, admin.signIn),
     [admin.client],
   );
   // Signing out on purpose forgets unsaved drafts and ends every session of the tab (the
@@ -68,6 +69,7 @@ function App() {
   if (first === "new-project") screen = <Project context={context} name={undefined} tab="definition" />;
   if (first === "admins") screen = <Admins context={context} />;
   if (first === "audit") screen = <Audit context={context} />;
+  if (first === "account") screen = <Account context={context} />;
   return (
     <Layout context={context} current={first} onSignOut={logOut}>
       {screen}
@@ -103,9 +105,14 @@ function Layout(props: {
         <span class="who">
           {context ? (
             <>
-              <span class="who-name">
+              <a
+                class="who-name"
+                href={href("account")}
+                aria-current={props.current === "account" ? "page" : undefined}
+              >
+                <span class="sr-only">Your account: </span>
                 {context.session.login} @ {context.session.account}
-              </span>
+              </a>
               <span class={`badge role-${context.session.role === "admin" ? "admin" : "reader"}`}>
                 {context.session.role}
               </span>
