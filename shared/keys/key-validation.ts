@@ -9,7 +9,7 @@
  * header, never as a URL parameter (4011).
  */
 import { errors } from "../errors.ts";
-import { hashKey } from "./key-format.ts";
+import { hashKey } from "../key-format.ts";
 import { type AdminGrant, type KeyRecord, keyState } from "./key-record.ts";
 import type { KeyStore } from "./key-store.ts";
 import { type KeyCarrier, readKey } from "./key-transport.ts";

@@ -9,7 +9,7 @@ import {
   dataConfigSchema,
   parseConfig,
   trustedProxiesSetting,
-} from "../../shared/config.ts";
+} from "../../shared/config/config.ts";
 import { compileTrustedProxies } from "../../shared/http/forwarding.ts";
 import {
   baseName,

@@ -3,7 +3,7 @@
  * real Redis. Test names follow the contract's rows.
  */
 import { expect } from "chai";
-import { hashKey } from "../../../shared/keys/key-format.ts";
+import { hashKey } from "../../../shared/key-format.ts";
 import type { RedisClient } from "../../../shared/redis/clients.ts";
 import { keyRecordKey } from "../../../shared/redis/key-layout.ts";
 import { demoProject } from "../../fixtures/demo-project.ts";

@@ -5,15 +5,15 @@
  * summed up for the audit trail.
  */
 import { expect } from "chai";
+import { parseProjectDefinition } from "../../../services/data/src/domain/model/definition-check.ts";
+import { compileProject, type ProjectModel } from "../../../services/data/src/domain/model/project-model.ts";
 import {
   permissionFor,
   principalOf,
   requirePermission,
-} from "../../../services/data/src/domain/authorization.ts";
-import { changeSummary } from "../../../services/data/src/domain/change-summary.ts";
-import { parseProjectDefinition } from "../../../services/data/src/domain/project-definition.ts";
-import { compileProject, type ProjectModel } from "../../../services/data/src/domain/project-model.ts";
-import type { RowChange } from "../../../services/data/src/domain/write-plan.ts";
+} from "../../../services/data/src/domain/read/authorization.ts";
+import { changeSummary } from "../../../services/data/src/domain/write/change-summary.ts";
+import type { RowChange } from "../../../services/data/src/domain/write/write-plan.ts";
 import type { KeyRecord } from "../../../shared/keys/key-record.ts";
 import { demoProject } from "../../fixtures/demo-project.ts";
 import { testIdentity } from "../../fixtures/project-identity.ts";

@@ -1,6 +1,6 @@
 /** The audit and revision listings' query parameters: order, by, kind, refused, and the next page's query. */
 import { expect } from "chai";
-import { parseQueryString } from "../../../services/data/src/domain/query-params.ts";
+import { parseQueryString } from "../../../services/data/src/domain/read/query-params.ts";
 import {
   byParam,
   kindParam,

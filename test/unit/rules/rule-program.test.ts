@@ -4,8 +4,8 @@
  * runs again.
  */
 import { expect } from "chai";
-import { parseProjectDefinition } from "../../../services/data/src/domain/project-definition.ts";
-import { compileProject } from "../../../services/data/src/domain/project-model.ts";
+import { parseProjectDefinition } from "../../../services/data/src/domain/model/definition-check.ts";
+import { compileProject } from "../../../services/data/src/domain/model/project-model.ts";
 import {
   ENTRY,
   programSource,

@@ -6,7 +6,7 @@
  * and settle it by the verdict; store a new key and answer it.
  */
 import { errors } from "../../../../shared/errors.ts";
-import { generateKey, hashKey } from "../../../../shared/keys/key-format.ts";
+import { generateKey, hashKey } from "../../../../shared/key-format.ts";
 import { type KeyRecord, keyState } from "../../../../shared/keys/key-record.ts";
 import type { KeyStore } from "../../../../shared/keys/key-store.ts";
 import type { Logger } from "../../../../shared/logger.ts";

@@ -11,9 +11,9 @@ import type {
   ResourceModel,
   TableModel,
   VersionModel,
-} from "../domain/project-model.ts";
-import { type Addressing, collectionHref } from "../domain/representation.ts";
-import type { JavaScriptResourceModel } from "../domain/script-model.ts";
+} from "../domain/model/project-model.ts";
+import type { JavaScriptResourceModel } from "../domain/model/script-model.ts";
+import { type Addressing, collectionHref } from "../domain/read/representation.ts";
 import { REFUSAL_CODES, REFUSAL_STATUS } from "../scripts/script-answers.ts";
 import type { AccessView } from "./access-view.ts";
 import {

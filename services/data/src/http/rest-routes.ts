@@ -11,14 +11,20 @@ import { errors } from "../../../../shared/errors.ts";
 import { readJsonBody } from "../../../../shared/http/json-body.ts";
 import { decodePathSegment } from "../../../../shared/http/path-segment.ts";
 import type { Logger } from "../../../../shared/logger.ts";
-import { changeSummary } from "../domain/change-summary.ts";
-import { parseKeySegment } from "../domain/column-values.ts";
-import type { ResourceModel } from "../domain/project-model.ts";
-import { encodeQuery, flag, parseQueryString, type QueryParams, single } from "../domain/query-params.ts";
-import { collectionHref } from "../domain/representation.ts";
-import { pageWindow, queryWithout, readFromParams } from "../domain/resource-read.ts";
-import { type JavaScriptResourceModel, requireCallable } from "../domain/script-model.ts";
-import { executeWrite, type PlanExtension } from "../domain/writer.ts";
+import { parseKeySegment } from "../domain/model/column-values.ts";
+import type { ResourceModel } from "../domain/model/project-model.ts";
+import { type JavaScriptResourceModel, requireCallable } from "../domain/model/script-model.ts";
+import {
+  encodeQuery,
+  flag,
+  parseQueryString,
+  type QueryParams,
+  single,
+} from "../domain/read/query-params.ts";
+import { collectionHref } from "../domain/read/representation.ts";
+import { pageWindow, queryWithout, readFromParams } from "../domain/read/resource-read.ts";
+import { changeSummary } from "../domain/write/change-summary.ts";
+import { executeWrite, type PlanExtension } from "../domain/write/writer.ts";
 import type { ScriptRequest, ScriptRunner } from "../scripts/script-runner.ts";
 import type { WriteLoop } from "../store/tenant-rows.ts";
 import type { TenantStore } from "../store/tenant-store.ts";

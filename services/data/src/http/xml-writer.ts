@@ -17,7 +17,7 @@
  * Written by hand: the escaping rules are few (below), and no small library
  * both encodes names and replaces the characters XML 1.0 cannot carry.
  */
-import { isPlainObject } from "../domain/column-values.ts";
+import { isPlainObject } from "../domain/model/column-values.ts";
 
 const XSI = "http://www.w3.org/2001/XMLSchema-instance";
 

@@ -13,8 +13,8 @@
 import { type JWTPayload, errors as joseErrors, jwtVerify } from "jose";
 import { GENERIC_LOGIN_FAILURE } from "../../../../shared/contracts/internal-api.ts";
 import { errors } from "../../../../shared/errors.ts";
-import { isPlainObject } from "../domain/column-values.ts";
-import type { OidcDefinition } from "../domain/project-definition.ts";
+import type { OidcDefinition } from "../domain/definition/project-definition.ts";
+import { isPlainObject } from "../domain/model/column-values.ts";
 import type { SandboxLogger } from "../sandbox/index.ts";
 import { IssuerUnavailableError, type KeySet, type OidcKeys } from "./oidc-keys.ts";
 import type { AuthProvider, LoginInfo, ProviderVerdict } from "./provider.ts";

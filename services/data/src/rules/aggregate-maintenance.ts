@@ -13,10 +13,10 @@
  * sandbox call of their own. Aggregates never re-read all children except
  * for a min/max rescan.
  */
-import type { TableModel } from "../domain/project-model.ts";
-import { childrenQuery } from "../domain/query-builder.ts";
-import type { CompiledRule, TableLogic } from "../domain/rule-model.ts";
-import { newChecksum, parentIdOf } from "../domain/write-plan.ts";
+import type { TableModel } from "../domain/model/project-model.ts";
+import type { CompiledRule, TableLogic } from "../domain/model/rule-model.ts";
+import { childrenQuery } from "../domain/read/query-builder.ts";
+import { newChecksum, parentIdOf } from "../domain/write/write-plan.ts";
 import type { RowDocument, RowId } from "../store/tenant-rows.ts";
 import { adjustedAggregate, better, type Contribution, contributionOf } from "./aggregate-values.ts";
 import { toRuleRow } from "./parent-rows.ts";

@@ -3,9 +3,9 @@
  * what a child contributes to its parent's aggregate, and the arithmetic of
  * adding and comparing contributions (rules/aggregate-maintenance.ts applies them).
  */
-import type { TableModel } from "../domain/project-model.ts";
-import type { CompiledRule, TableLogic } from "../domain/rule-model.ts";
-import { parentIdOf } from "../domain/write-plan.ts";
+import type { TableModel } from "../domain/model/project-model.ts";
+import type { CompiledRule, TableLogic } from "../domain/model/rule-model.ts";
+import { parentIdOf } from "../domain/write/write-plan.ts";
 import type { RowDocument, RowId } from "../store/tenant-rows.ts";
 
 /** What a child row contributes to one aggregate of its parent, as the parent currently reflects it. */

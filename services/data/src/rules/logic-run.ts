@@ -20,10 +20,10 @@
  * rows are read once per request (WritePlan caches them).
  */
 import { errors } from "../../../../shared/errors.ts";
-import { coerceValue, outputValue } from "../domain/column-values.ts";
-import type { ResourceModel } from "../domain/project-model.ts";
-import type { CompiledRule, TableLogic } from "../domain/rule-model.ts";
-import { newChecksum, parentIdOf, type RowChange, type WritePlan } from "../domain/write-plan.ts";
+import { coerceValue, outputValue } from "../domain/model/column-values.ts";
+import type { ResourceModel } from "../domain/model/project-model.ts";
+import type { CompiledRule, TableLogic } from "../domain/model/rule-model.ts";
+import { newChecksum, parentIdOf, type RowChange, type WritePlan } from "../domain/write/write-plan.ts";
 import type { RowDocument, RowId } from "../store/tenant-rows.ts";
 import { AggregateMaintenance } from "./aggregate-maintenance.ts";
 import { initialAggregates } from "./aggregate-values.ts";

@@ -7,11 +7,11 @@
  * level).
  */
 
-import { outputValue, rowId } from "../domain/column-values.ts";
-import { type RoleTree, roleTree } from "../domain/parent-paths.ts";
-import type { Relationship, TableModel } from "../domain/project-model.ts";
-import { childrenOfAnyQuery } from "../domain/query-builder.ts";
-import { parentIdOf, type WritePlan } from "../domain/write-plan.ts";
+import { outputValue, rowId } from "../domain/model/column-values.ts";
+import { type RoleTree, roleTree } from "../domain/model/parent-paths.ts";
+import type { Relationship, TableModel } from "../domain/model/project-model.ts";
+import { childrenOfAnyQuery } from "../domain/read/query-builder.ts";
+import { parentIdOf, type WritePlan } from "../domain/write/write-plan.ts";
 import type { RowDocument, RowId } from "../store/tenant-rows.ts";
 import type { RuleRow } from "./program.ts";
 

@@ -9,7 +9,7 @@
  * logicContext)`, each compiled on its own with `new Function`, so one rule's
  * text can never reach into another's. Rows come in and go out as plain JSON.
  */
-import type { LogicModel } from "../domain/rule-model.ts";
+import type { LogicModel } from "../domain/model/rule-model.ts";
 import { isolateFunction } from "../sandbox/isolate-script.ts";
 
 /** The dispatcher (program-dispatcher.js, read once at start): `(RULES, TABLES, BODIES) => tesseraRules`. */

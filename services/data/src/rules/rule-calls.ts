@@ -5,8 +5,8 @@
  * errors that fail the request when a rule fails.
  */
 import type { ApiError } from "../../../../shared/errors.ts";
-import type { CompiledRule, TableLogic } from "../domain/rule-model.ts";
-import type { WritePlan } from "../domain/write-plan.ts";
+import type { CompiledRule, TableLogic } from "../domain/model/rule-model.ts";
+import type { WritePlan } from "../domain/write/write-plan.ts";
 import type { RowDocument } from "../store/tenant-rows.ts";
 import { attachParents, type ParentTarget, toRuleRow } from "./parent-rows.ts";
 import type { RuleRow, Task, TaskResult } from "./program.ts";

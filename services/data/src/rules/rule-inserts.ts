@@ -6,10 +6,10 @@
  * is planned as an insert and queued for its first pass.
  */
 import type { ApiError } from "../../../../shared/errors.ts";
-import { coerceValue, rowId } from "../domain/column-values.ts";
-import { newRowValues } from "../domain/new-row.ts";
-import type { CompiledRule, TableLogic } from "../domain/rule-model.ts";
-import { newChecksum, parentIdOf } from "../domain/write-plan.ts";
+import { coerceValue, rowId } from "../domain/model/column-values.ts";
+import type { CompiledRule, TableLogic } from "../domain/model/rule-model.ts";
+import { newRowValues } from "../domain/write/new-row.ts";
+import { newChecksum, parentIdOf } from "../domain/write/write-plan.ts";
 import type { RowDocument } from "../store/tenant-rows.ts";
 import { initialAggregates } from "./aggregate-values.ts";
 import type { RuleCalls } from "./rule-calls.ts";

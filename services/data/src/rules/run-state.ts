@@ -4,10 +4,11 @@
  * rule-inserts.ts, settle-stage.ts): the rows it tracks, its queue, and where a
  * row it reached through a relationship is reported.
  */
-import type { Principal } from "../domain/authorization.ts";
-import type { Relationship, ResourceModel, VersionModel } from "../domain/project-model.ts";
-import type { CompiledRule, LogicModel, TableLogic } from "../domain/rule-model.ts";
-import type { WritePlan } from "../domain/write-plan.ts";
+
+import type { Relationship, ResourceModel, VersionModel } from "../domain/model/project-model.ts";
+import type { CompiledRule, LogicModel, TableLogic } from "../domain/model/rule-model.ts";
+import type { Principal } from "../domain/read/authorization.ts";
+import type { WritePlan } from "../domain/write/write-plan.ts";
 import type { RowId } from "../store/tenant-rows.ts";
 import type { RuleProgram } from "./runtime.ts";
 import type { TrackedRow, TrackedRows } from "./tracked-rows.ts";

@@ -11,7 +11,7 @@
  *    rows' logic.
  */
 import { type ApiError, errors } from "../../../../shared/errors.ts";
-import { type CompiledRule, messagePlaceholders } from "../domain/rule-model.ts";
+import { type CompiledRule, messagePlaceholders } from "../domain/model/rule-model.ts";
 import type { RowDocument } from "../store/tenant-rows.ts";
 import { toRuleRow } from "./parent-rows.ts";
 import type { RuleRow, SettleTask } from "./program.ts";

@@ -8,7 +8,7 @@ import type Router from "@koa/router";
 import type { Context } from "koa";
 import type { AuditEntryView } from "../../../../../shared/contracts/admin-api.ts";
 import { errors } from "../../../../../shared/errors.ts";
-import { parseQueryString, single } from "../../domain/query-params.ts";
+import { parseQueryString, single } from "../../domain/read/query-params.ts";
 import { type AuditCursor, type AuditDoc, type AuditFilter, isAuditId } from "../../store/audit-store.ts";
 import { type AdminRouteDeps, isoTime, requireAccount } from "./deps.ts";
 import { byParam, kindParam, nextPageQuery, orderParam, refusedParam } from "./listing-query.ts";

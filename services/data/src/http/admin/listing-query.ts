@@ -11,7 +11,7 @@ import {
 } from "../../../../../shared/contracts/admin-api.ts";
 import { errors } from "../../../../../shared/errors.ts";
 import { isStoredName } from "../../../../../shared/names.ts";
-import { type QueryParams, single } from "../../domain/query-params.ts";
+import { type QueryParams, single } from "../../domain/read/query-params.ts";
 import type { ActorFilter } from "../../store/actor-filter.ts";
 import { booleanParam } from "./params.ts";
 

@@ -4,7 +4,7 @@
  * making it, rollback to an earlier revision, and `ETag`/`If-Match` on the
  * project's incarnation and revision so that a change (or deletion) made
  * against a stale copy fails with 412. Secret fields are answered masked
- * (domain/definition-secrets.ts).
+ * (domain/definition/definition-secrets.ts).
  */
 import type Router from "@koa/router";
 import type { Context } from "koa";
@@ -17,8 +17,7 @@ import { etag, parseIfMatch } from "../../../../../shared/http/if-match.ts";
 import { readJsonBody } from "../../../../../shared/http/json-body.ts";
 import { parseBody } from "../../../../../shared/http/parse-body.ts";
 import type { RequestState } from "../../../../../shared/http/request-context.ts";
-import { maskSecrets } from "../../domain/definition-secrets.ts";
-import { deleteProject } from "../../domain/deletions.ts";
+import { deleteProject } from "../../domain/admin/deletions.ts";
 import {
   type AppliedChange,
   applyProjectChange,
@@ -28,10 +27,11 @@ import {
   previewProjectChange,
   projectTag,
   requireAccountIncarnation,
-} from "../../domain/project-changes.ts";
-import { parseProjectDefinition } from "../../domain/project-definition.ts";
-import { intParam, parseQueryString, single } from "../../domain/query-params.ts";
-import { definitionIndexes } from "../../domain/table-indexes.ts";
+} from "../../domain/admin/project-changes.ts";
+import { maskSecrets } from "../../domain/definition/definition-secrets.ts";
+import { parseDefinitionStructure } from "../../domain/definition/project-definition.ts";
+import { definitionIndexes } from "../../domain/model/table-indexes.ts";
+import { intParam, parseQueryString, single } from "../../domain/read/query-params.ts";
 import type { StoredRevision } from "../../store/revision-store.ts";
 import { type AdminRouteDeps, isoTime, requireAccount, requireAccountUid, requireProject } from "./deps.ts";
 import { byParam, nextPageQuery, orderParam } from "./listing-query.ts";
@@ -122,7 +122,7 @@ export function addProjectRoutes(router: Router, deps: AdminRouteDeps): void {
     await requireAccount(deps, account, ctx);
     const stored = await deps.meta.getProjectWithStorage(account, project);
     if (!stored) throw errors.notFound(`No project '${project}' in account '${account}'`);
-    const parsed = parseProjectDefinition(stored.definition);
+    const parsed = parseDefinitionStructure(stored.definition);
     const wanted = parsed.ok ? definitionIndexes(parsed.definition) : new Map();
     ctx.body = { indexes: await deps.indexes.status(stored.storage, wanted) };
   });
