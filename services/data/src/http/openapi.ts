@@ -197,13 +197,14 @@ function updateSchema(resource: ResourceModel, req: DocsRequest, columns: Set<st
 function keyParameter(table: TableModel): Json {
   const columns = table.key.map((k) => table.columns.get(k)!);
   const description = `The key (${table.key.join(", ")}), URL-encoded${columns.length > 1 ? "; the values joined by ','" : ""}.`;
-  if (columns.length === 1) {
+  const [only] = columns;
+  if (only && columns.length === 1) {
     return {
       name: "key",
       in: "path",
       required: true,
       description,
-      schema: columnSchema(columns[0]!, "key", table),
+      schema: columnSchema(only, "key", table),
     };
   }
   return {

@@ -137,14 +137,14 @@ export async function resolvePublicDocsRequest(
       return "";
     }
   });
-  if (![rawAccount, rawProject, rawVersion].every((n) => isValidName(n ?? ""))) return undefined;
-  const project = await deps.projects.get(rawAccount!, rawProject!);
-  const version = project?.versions.get(rawVersion!);
+  if (!isValidName(rawAccount) || !isValidName(rawProject) || !isValidName(rawVersion)) return undefined;
+  const project = await deps.projects.get(rawAccount, rawProject);
+  const version = project?.versions.get(rawVersion);
   if (!project || !version || project.definition.apiDocs?.public !== true) return undefined;
   return {
     project,
     version,
-    addressing: addressingOf(ctx, deps, rawAccount!, rawProject!, rawVersion!),
+    addressing: addressingOf(ctx, deps, rawAccount, rawProject, rawVersion),
     params,
   };
 }

@@ -142,11 +142,13 @@ export function restRouter(deps: RestDeps): Router {
   const handle = (ctx: Context) => auditedWhenAdmin(ctx, deps.audit, () => handleResource(ctx));
   const handleResource = async (ctx: Context) => {
     const r = await resolveProjectRequest(ctx, deps);
-    if (r.rest.length > 2 || r.rest[0]!.startsWith("@")) throw errors.notFound(`No resource at ${ctx.path}`);
-    const keyText = r.rest[1] !== undefined && r.rest[1] !== "" ? r.rest[1] : undefined;
-    const scripted = r.version.scripts.resources.get(decodePathSegment(r.rest[0]!));
+    const [resourceName, keySegment] = r.rest;
+    if (resourceName === undefined || r.rest.length > 2 || resourceName.startsWith("@"))
+      throw errors.notFound(`No resource at ${ctx.path}`);
+    const keyText = keySegment !== undefined && keySegment !== "" ? keySegment : undefined;
+    const scripted = r.version.scripts.resources.get(decodePathSegment(resourceName));
     if (scripted) return javascriptResource(ctx, r, scripted, keyText);
-    const resource = resolveResource(r.version, r.rest[0]!);
+    const resource = resolveResource(r.version, resourceName);
     const key = keyText !== undefined ? parseKeySegment(resource.table, keyText) : undefined;
     const request = scriptRequest(ctx.method, resource.name, keyText, r.params);
     if (ctx.method === "GET") {
@@ -266,7 +268,10 @@ function scriptRequest(
     params: Object.fromEntries(
       [...params]
         .filter(([name]) => name !== "auth")
-        .map(([name, values]) => [name, values.length === 1 ? values[0]! : [...values]]),
+        .map(([name, values]) => {
+          const [only] = values;
+          return [name, values.length === 1 && only !== undefined ? only : [...values]];
+        }),
     ),
   };
 }

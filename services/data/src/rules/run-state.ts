@@ -47,6 +47,8 @@ export interface CompiledLogic {
 export interface RunState {
   /** The logic of each table, by table name. */
   readonly tables: ReadonlyMap<string, TableLogic>;
+  /** The logic of a table of the project (every table has one). */
+  logicOf(table: string): TableLogic;
   readonly plan: WritePlan;
   readonly request: LogicRequest;
   readonly limits: LogicLimits;
@@ -77,5 +79,12 @@ export function resourceVia(
   const subresource = from.subresources.find(
     (s) => s.via?.relationship === rel && s.via.kind === (to === "parent" ? "parent" : "children"),
   );
-  return subresource ?? version.resources.get(target)!;
+  return subresource ?? tableResource(version, target);
+}
+
+/** The resource named after a table (every table is one in every version). */
+export function tableResource(version: VersionModel, table: string): ResourceModel {
+  const resource = version.resources.get(table);
+  if (!resource) throw new Error(`The API version has no resource for table '${table}'`);
+  return resource;
 }

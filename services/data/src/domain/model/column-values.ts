@@ -85,7 +85,8 @@ export function outputValue(column: ColumnModel, stored: unknown): unknown {
 
 /** `_id` of a row from its key column values (a single value, or a JSON array text for composite keys). */
 export function rowId(table: TableModel, row: Record<string, unknown>): RowId {
-  if (table.key.length === 1) return row[table.key[0]!] as RowId;
+  const [only] = table.key;
+  if (only !== undefined && table.key.length === 1) return row[only] as RowId;
   return JSON.stringify(table.key.map((k) => row[k]));
 }
 

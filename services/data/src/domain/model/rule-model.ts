@@ -24,8 +24,9 @@ export function messagePlaceholders(): RegExp {
   return /\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 }
 
-type RuleOf<T extends RuleType> = Extract<RuleDefinition, { type: T }>;
-type AggregateRule = RuleOf<"sum" | "count" | "min" | "max">;
+/** The definition of a rule of type `T` (one member of the definition's union may cover several types). */
+type RuleOf<T extends RuleType> = RuleDefinition & { type: T };
+type AggregateDefinition = RuleOf<"sum" | "count" | "min" | "max">;
 
 /** A JavaScript function of `(row, oldRow, logicContext)` in the project's rule program. */
 export interface FunctionSource {
@@ -34,28 +35,80 @@ export interface FunctionSource {
   rule: number;
 }
 
-export interface CompiledRule {
-  /** Index in the definition's `rules`. */
-  index: number;
-  name: string;
-  type: RuleType;
-  table: string;
-  column?: string;
-  /** sum/count/min/max: the child relationship; parentCopy/managedParent: the parent relationship. */
-  rel?: Relationship;
-  of?: string;
-  /** Slot of the rule's function (formula, validation, events) in the program. */
-  fn?: number;
-  /** Slot of the aggregate's `where` function. */
-  whereFn?: number;
-  /** Formula: own columns and `role.attr` it reads. Aggregate: child columns its where reads. */
-  deps: Set<string>;
-  /** parentCopy: the parent column copied. */
-  from?: string;
-  /** parentCopy: the role path to the row copied from (`product`, `order.customer`). */
-  parentPath?: string;
-  message?: string;
+/** The fields a compiled rule keeps from its definition, by rule type. */
+interface KeptFields {
+  sum: "column" | "of";
+  count: "column";
+  min: "column" | "of";
+  max: "column" | "of";
+  formula: "column";
+  parentCopy: "column" | "from";
+  validation: "message";
+  commitValidation: "message";
+  earlyEvent: never;
+  event: never;
+  commitEvent: never;
+  managedParent: never;
 }
+
+/** An aggregate: the child relationship it is over, and its `where`. */
+interface AggregateParts {
+  rel: Relationship;
+  /** Slot of the `where` function in the program. */
+  whereFn?: number;
+  /** Child columns the `where` reads. */
+  deps: Set<string>;
+}
+
+/** A rule that runs code of its own: the slot of its function (formula, validation, events) in the program. */
+interface FunctionParts {
+  fn: number;
+}
+
+/** What compiling adds to each type of rule's definition. */
+interface CompiledParts {
+  sum: AggregateParts;
+  /** A count has no `of` (so that `rule.of` reads on any aggregate). */
+  count: AggregateParts & { of?: undefined };
+  min: AggregateParts;
+  max: AggregateParts;
+  /** `deps`: own columns and `role.attr` the formula reads. */
+  formula: FunctionParts & { deps: Set<string> };
+  /** `rel`: the first role's relationship (its foreign key decides when the value is copied); `parentPath`: the role path to the row copied from (`product`, `order.customer`). */
+  parentCopy: { rel: Relationship; parentPath: string };
+  validation: FunctionParts;
+  commitValidation: FunctionParts;
+  earlyEvent: FunctionParts;
+  event: FunctionParts;
+  commitEvent: FunctionParts;
+  /** `rel`: the parent relationship whose missing parent the rule creates. */
+  managedParent: { rel: Relationship };
+}
+
+/**
+ * A rule of type `T` (or of each type of a union) as the engine runs it: its
+ * place and name, what it keeps of its definition, and what compiling found.
+ * Only a rule whose parts all compiled is one.
+ */
+export type Compiled<T extends RuleType> = T extends RuleType
+  ? {
+      /** Index in the definition's `rules`. */
+      index: number;
+      name: string;
+    } & Pick<RuleOf<T>, Extract<keyof RuleOf<T>, "type" | "table" | KeptFields[T]>> &
+      CompiledParts[T]
+  : never;
+
+/** Any compiled rule; `type` tells which. */
+export type CompiledRule = Compiled<RuleType>;
+export type AggregateRule = Compiled<AggregateDefinition["type"]>;
+export type FormulaRule = Compiled<"formula">;
+export type ParentCopyRule = Compiled<"parentCopy">;
+export type ValidationRule = Compiled<"validation" | "commitValidation">;
+export type EventRule = Compiled<"earlyEvent" | "event" | "commitEvent">;
+export type ManagedParentRule = Compiled<"managedParent">;
+/** The rules that derive a column (parentCopy columns stay writable). */
+export type DerivingRule = AggregateRule | FormulaRule;
 
 export interface Cascade {
   /** The relationship, this table being its parent. */
@@ -77,20 +130,20 @@ export interface DeepCascade {
 export interface TableLogic {
   name: string;
   table: TableModel;
-  formulas: CompiledRule[];
-  parentCopies: CompiledRule[];
-  validations: CompiledRule[];
-  commitValidations: CompiledRule[];
-  earlyEvents: CompiledRule[];
-  events: CompiledRule[];
-  commitEvents: CompiledRule[];
-  managedParents: Map<string, CompiledRule>;
+  formulas: FormulaRule[];
+  parentCopies: ParentCopyRule[];
+  validations: ValidationRule[];
+  commitValidations: ValidationRule[];
+  earlyEvents: EventRule[];
+  events: EventRule[];
+  commitEvents: EventRule[];
+  managedParents: Map<string, ManagedParentRule>;
   /** Aggregates stored in this table. */
-  aggregates: CompiledRule[];
+  aggregates: AggregateRule[];
   /** Aggregates of parents computed over this table. */
-  feeds: CompiledRule[];
+  feeds: AggregateRule[];
   /** Columns derived by a rule (aggregates and formulas; parentCopy columns stay writable). */
-  derived: Map<string, CompiledRule>;
+  derived: Map<string, DerivingRule>;
   /** Role paths (`order`, `order.customer`) whose rows the per-row logic (early events, copies, formulas) reads. */
   passRoles: Set<string>;
   /** Role paths read by validations and events. */
@@ -154,6 +207,9 @@ export function compileLogic(
   return { logic: compiler.finish(), problems };
 }
 
+/** A rule's place in the definition and its name. */
+type Named = Pick<CompiledRule, "index" | "name">;
+
 /** An edge of the rule graph: the derivation of `to` reads `from` (both `table.column`). */
 interface Edge {
   from: string;
@@ -169,6 +225,8 @@ class RuleCompiler {
   readonly #rules: CompiledRule[] = [];
   readonly #functions: FunctionSource[] = [];
   readonly #edges: Edge[] = [];
+  /** Columns a rule derives, by table, claimed whether or not the rest of the rule compiled. */
+  readonly #claimed = new Map<TableLogic, Set<string>>();
 
   constructor(tables: Map<string, TableModel>, lost: LostParts, report: Report) {
     this.#tables = tables;
@@ -185,34 +243,29 @@ class RuleCompiler {
       for (const [field, source, kind] of codeOf(def)) this.#parse(source, kind, [...path, field]);
       return;
     }
-    const rule: CompiledRule = {
-      index,
-      name: ruleName(def, index),
-      type: def.type,
-      table: def.table,
-      deps: new Set(),
-    };
-    this.#rules.push(rule);
+    const named = { index, name: ruleName(def, index) };
     switch (def.type) {
       case "sum":
       case "count":
       case "min":
       case "max":
-        this.#aggregate(def, rule, logic, path);
+        this.#aggregate(def, named, logic, path);
         return;
       case "formula":
-        this.#formula(def, rule, logic, path);
+        this.#formula(def, named, logic, path);
         return;
       case "parentCopy":
-        this.#parentCopy(def, rule, logic, path);
+        this.#parentCopy(def, named, logic, path);
         return;
       case "validation":
       case "commitValidation": {
         const commit = def.type === "commitValidation";
         const roles = commit ? logic.commitRoles : logic.settleRoles;
-        this.#ruleCode(def.expression, "expression", rule, logic, roles, [...path, "expression"]);
+        const fn = this.#ruleCode(def.expression, "expression", index, logic, roles, [...path, "expression"]);
         this.#checkMessage(def.message, logic.table, [...path, "message"]);
-        rule.message = def.message;
+        if (fn === undefined) return;
+        const rule: ValidationRule = { ...named, type: def.type, table: def.table, fn, message: def.message };
+        this.#rules.push(rule);
         (commit ? logic.commitValidations : logic.validations).push(rule);
         return;
       }
@@ -225,21 +278,25 @@ class RuleCompiler {
             : def.type === "event"
               ? [logic.settleRoles, logic.events]
               : [logic.commitRoles, logic.commitEvents];
-        this.#ruleCode(def.code, "code", rule, logic, roles, [...path, "code"]);
+        const fn = this.#ruleCode(def.code, "code", index, logic, roles, [...path, "code"]);
+        if (fn === undefined) return;
+        const rule: EventRule = { ...named, type: def.type, table: def.table, fn };
+        this.#rules.push(rule);
         list.push(rule);
         return;
       }
       case "managedParent": {
         const rel = this.#parentRole(logic.table, def.parent, [...path, "parent"]);
         if (!rel) return;
-        rule.rel = rel;
+        const rule: ManagedParentRule = { ...named, type: def.type, table: def.table, rel };
+        this.#rules.push(rule);
         logic.managedParents.set(def.parent, rule);
         return;
       }
     }
   }
 
-  #aggregate(def: AggregateRule, rule: CompiledRule, logic: TableLogic, path: PropertyKey[]): void {
+  #aggregate(def: AggregateDefinition, named: Named, logic: TableLogic, path: PropertyKey[]): void {
     const target = this.#column(logic.table, def.column, [...path, "column"]);
     const rel = logic.table.children.get(def.children);
     if (!rel && !this.#lost.mayHaveChildList(def.table, def.children))
@@ -249,16 +306,22 @@ class RuleCompiler {
     const of = def.type !== "count" && child ? this.#column(child, def.of, [...path, "of"]) : undefined;
     if (target && child && (def.type === "count" || of))
       checkAggregateTypes(def.type, target, of, path, this.#report);
+    let whereFn: number | undefined;
+    let deps = new Set<string>();
     if (def.where) {
       const code = this.#parse(def.where, "expression", [...path, "where"]);
-      if (code) rule.whereFn = this.#slot(code, rule);
-      if (code && child) rule.deps = this.#whereReads(code.row, child, [...path, "where"]);
+      if (code) whereFn = this.#slot(code, named.index);
+      if (code && child) deps = this.#whereReads(code.row, child, [...path, "where"]);
     }
-    if (target) this.#derive(logic, rule, def.column, path);
-    if (!target || !rel || !childLogic || (def.type !== "count" && !of)) return;
-    rule.column = def.column;
-    rule.rel = rel;
-    rule.of = def.type === "count" ? undefined : def.of;
+    if (target) this.#claim(logic, def.column, path);
+    if (!target || !rel || !childLogic) return;
+    const parts = { ...named, table: def.table, column: def.column, rel, whereFn, deps };
+    let rule: AggregateRule;
+    if (def.type === "count") rule = { ...parts, type: def.type };
+    else if (of) rule = { ...parts, type: def.type, of: def.of };
+    else return;
+    this.#rules.push(rule);
+    logic.derived.set(def.column, rule);
     logic.aggregates.push(rule);
     childLogic.feeds.push(rule);
     const to = `${def.table}.${def.column}`;
@@ -267,23 +330,34 @@ class RuleCompiler {
     }
   }
 
-  #formula(def: RuleOf<"formula">, rule: CompiledRule, logic: TableLogic, path: PropertyKey[]): void {
+  #formula(def: RuleOf<"formula">, named: Named, logic: TableLogic, path: PropertyKey[]): void {
     const target = this.#column(logic.table, def.column, [...path, "column"]);
-    const code = this.#function(def.expression, "expression", rule, [...path, "expression"]);
+    const code = this.#function(def.expression, "expression", named.index, [...path, "expression"]);
+    let deps = new Set<string>();
     if (code) {
-      rule.deps = this.#reads(code, logic, [...path, "expression"], def.column);
-      if (rule.deps.has(def.column)) {
+      deps = this.#reads(code.code, logic, [...path, "expression"], def.column);
+      if (deps.has(def.column)) {
         this.#report(
           [...path, "expression"],
           `the formula for '${def.column}' reads its own value (use oldRow)`,
         );
-        rule.deps.delete(def.column);
+        deps.delete(def.column);
       }
-      this.#addRoles(logic.passRoles, code.row, logic.table);
+      this.#addRoles(logic.passRoles, code.code.row, logic.table);
     }
     if (!target) return;
-    this.#derive(logic, rule, def.column, path);
-    rule.column = def.column;
+    this.#claim(logic, def.column, path);
+    if (!code) return;
+    const rule: FormulaRule = {
+      ...named,
+      type: def.type,
+      table: def.table,
+      column: def.column,
+      fn: code.fn,
+      deps,
+    };
+    this.#rules.push(rule);
+    logic.derived.set(def.column, rule);
     logic.formulas.push(rule);
     const to = `${def.table}.${def.column}`;
     for (const dep of rule.deps) {
@@ -293,7 +367,7 @@ class RuleCompiler {
     }
   }
 
-  #parentCopy(def: RuleOf<"parentCopy">, rule: CompiledRule, logic: TableLogic, path: PropertyKey[]): void {
+  #parentCopy(def: RuleOf<"parentCopy">, named: Named, logic: TableLogic, path: PropertyKey[]): void {
     const target = this.#column(logic.table, def.column, [...path, "column"]);
     // The first role's foreign key decides when the value is copied; the others lead to the row copied from.
     const rels: Relationship[] = [];
@@ -305,13 +379,19 @@ class RuleCompiler {
       rels.push(rel);
     }
     if (parent) this.#column(parent, def.from, [...path, "from"]);
-    if (target) this.#derive(logic, rule, def.column, path, { writable: true });
+    if (target) this.#claim(logic, def.column, path, { writable: true });
     const rel = rels[0];
     if (!target || !rel || !parent) return;
-    rule.column = def.column;
-    rule.rel = rel;
-    rule.from = def.from;
-    rule.parentPath = def.parent;
+    const rule: ParentCopyRule = {
+      ...named,
+      type: def.type,
+      table: def.table,
+      column: def.column,
+      rel,
+      from: def.from,
+      parentPath: def.parent,
+    };
+    this.#rules.push(rule);
     for (const r of readChain(this.#tables, logic.table, def.parent.split(".")).roles) logic.passRoles.add(r);
     logic.parentCopies.push(rule);
     for (const c of rel.childColumns) {
@@ -335,19 +415,17 @@ class RuleCompiler {
     return rel;
   }
 
-  /** Claims `column` for the rule: one rule derives a column, and never a key column. */
-  #derive(
-    logic: TableLogic,
-    rule: CompiledRule,
-    column: string,
-    path: PropertyKey[],
-    { writable = false } = {},
-  ): void {
-    if (logic.derived.has(column) || logic.parentCopies.some((r) => r.column === column))
+  /**
+   * Claims `column` for a rule (whether or not the rest of it compiles): one rule derives a
+   * column, and never a key column; a parentCopy's column stays `writable`.
+   */
+  #claim(logic: TableLogic, column: string, path: PropertyKey[], { writable = false } = {}): void {
+    const claimed = this.#claimed.get(logic) ?? new Set<string>();
+    if (claimed.has(column) || logic.parentCopies.some((r) => r.column === column))
       this.#report([...path, "column"], `'${logic.name}.${column}' is already derived by another rule`);
     if (logic.table.key.includes(column))
       this.#report([...path, "column"], `key column '${column}' cannot be derived`);
-    if (!writable) logic.derived.set(column, rule);
+    if (!writable) this.#claimed.set(logic, claimed.add(column));
   }
 
   /** Parses rule code; reports a syntax error. */
@@ -359,36 +437,36 @@ class RuleCompiler {
   }
 
   /** Adds parsed code to the program's functions; returns its slot. */
-  #slot(code: ParsedRuleCode, rule: CompiledRule): number {
-    this.#functions.push({ body: code.body, rule: rule.index });
+  #slot(code: ParsedRuleCode, rule: number): number {
+    this.#functions.push({ body: code.body, rule });
     return this.#functions.length - 1;
   }
 
-  /** Parses the rule's own code (formula, validation, event) into its function `fn`. */
+  /** Parses the rule's own code (formula, validation, event) into a function of the program: the code and its slot. */
   #function(
     source: string,
     kind: CodeKind,
-    rule: CompiledRule,
+    rule: number,
     path: PropertyKey[],
-  ): ParsedRuleCode | undefined {
+  ): { code: ParsedRuleCode; fn: number } | undefined {
     const code = this.#parse(source, kind, path);
-    if (code) rule.fn = this.#slot(code, rule);
-    return code;
+    return code && { code, fn: this.#slot(code, rule) };
   }
 
-  /** A validation's or an event's code: its function, a check of what it reads, and the parents it needs. */
+  /** A validation's or an event's code: its function's slot, a check of what it reads, and the parents it needs. */
   #ruleCode(
     source: string,
     kind: CodeKind,
-    rule: CompiledRule,
+    rule: number,
     logic: TableLogic,
     roles: Set<string>,
     path: PropertyKey[],
-  ): void {
-    const code = this.#function(source, kind, rule, path);
-    if (!code) return;
-    this.#reads(code, logic, path);
-    this.#addRoles(roles, code.row, logic.table);
+  ): number | undefined {
+    const compiled = this.#function(source, kind, rule, path);
+    if (!compiled) return undefined;
+    this.#reads(compiled.code, logic, path);
+    this.#addRoles(roles, compiled.code.row, logic.table);
+    return compiled.fn;
   }
 
   /** Adds the role paths whose rows the code reads (every direct parent when its use of `row` cannot be followed). */
@@ -471,19 +549,21 @@ class RuleCompiler {
   #cascade(logic: TableLogic, dep: string): void {
     const target = depTarget(this.#tables, logic.table, dep);
     const source = target && this.#logic.get(target.table.name);
-    if (!target || !source || target.rels.length === 0) return;
+    if (!target || !source) return;
+    // The relationship nearest to this table (whose parent it is).
+    const [nearest] = target.rels;
+    if (!nearest) return;
     if (target.rels.length === 1) {
-      const rel = target.rels[0]!;
-      let cascade = source.cascades.find((c) => c.rel === rel);
+      let cascade = source.cascades.find((c) => c.rel === nearest);
       if (!cascade) {
-        cascade = { rel, columns: new Set() };
+        cascade = { rel: nearest, columns: new Set() };
         source.cascades.push(cascade);
       }
       cascade.columns.add(target.column);
       return;
     }
     const prefix = dep.slice(0, dep.lastIndexOf("."));
-    let deep = source.deepCascades.find((c) => c.prefix === prefix && c.rels.at(-1) === target.rels[0]);
+    let deep = source.deepCascades.find((c) => c.prefix === prefix && c.rels.at(-1) === nearest);
     if (!deep) {
       deep = { rels: [...target.rels].reverse(), prefix, columns: new Set() };
       source.deepCascades.push(deep);
@@ -532,7 +612,7 @@ function codeOf(def: RuleDefinition): [string, string, CodeKind][] {
 const NUMERIC = new Set(["number", "integer"]);
 
 function checkAggregateTypes(
-  type: AggregateRule["type"],
+  type: AggregateDefinition["type"],
   target: ColumnModel,
   of: ColumnModel | undefined,
   path: PropertyKey[],
@@ -558,10 +638,10 @@ function checkAggregateTypes(
 }
 
 /** Formulas of one table in dependency order (definition order among independent ones). */
-function orderFormulas(logic: TableLogic): CompiledRule[] {
-  const ordered: CompiledRule[] = [];
-  const state = new Map<CompiledRule, "visiting" | "done">();
-  const visit = (f: CompiledRule) => {
+function orderFormulas(logic: TableLogic): FormulaRule[] {
+  const ordered: FormulaRule[] = [];
+  const state = new Map<FormulaRule, "visiting" | "done">();
+  const visit = (f: FormulaRule) => {
     if (state.has(f)) return; // a cycle is reported by findCycles
     state.set(f, "visiting");
     for (const dep of f.deps) {

@@ -43,6 +43,21 @@ export interface TableModel {
   indexes: TableIndex[];
 }
 
+/** The foreign key of a relationship, column by column: a child column and the parent column it holds. */
+export function foreignKey(rel: Relationship): { child: string; parent: string }[] {
+  return rel.childColumns.flatMap((child, i) => {
+    const parent = rel.parentColumns[i];
+    return parent === undefined ? [] : [{ child, parent }];
+  });
+}
+
+/** A table of the project by a name the model itself holds (a relationship's): every such table exists. */
+export function tableNamed(tables: ReadonlyMap<string, TableModel>, name: string): TableModel {
+  const table = tables.get(name);
+  if (!table) throw new Error(`The project has no table '${name}'`);
+  return table;
+}
+
 function columnModel(name: string, c: ColumnDefinition): ColumnModel {
   return {
     name,

@@ -6,6 +6,7 @@ import { printName, printString } from "../../query/index.ts";
 import type { RowDocument } from "../../store/tenant-rows.ts";
 import { keySegment, outputValue } from "../model/column-values.ts";
 import type { ResourceModel, TableModel } from "../model/project-model.ts";
+import { foreignKey, tableNamed } from "../model/table-model.ts";
 
 export interface Addressing {
   /** `<origin>/rest` */
@@ -52,12 +53,14 @@ export function equalsFilter(column: string, value: unknown): string {
 
 function childLinks(a: Addressing, table: TableModel, doc: RowDocument, tables: Map<string, TableModel>) {
   return [...table.children.values()].map((rel) => {
-    const child = tables.get(rel.childTable)!;
-    const filter = rel.childColumns.map((c, i) => equalsFilter(c, doc[rel.parentColumns[i]!])).join(" and ");
+    const childTable = tableNamed(tables, rel.childTable);
+    const filter = foreignKey(rel)
+      .map(({ child, parent }) => equalsFilter(child, doc[parent]))
+      .join(" and ");
     return {
       rel: "children",
       role: rel.childrenName,
-      href: `${collectionHref(a, child.name)}?filter=${encodeURIComponent(filter)}`,
+      href: `${collectionHref(a, childTable.name)}?filter=${encodeURIComponent(filter)}`,
     };
   });
 }
