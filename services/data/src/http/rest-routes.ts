@@ -6,6 +6,7 @@
  */
 import Router from "@koa/router";
 import type { Context } from "koa";
+import { type AuditSink, auditedWhenAdmin, noteAudit } from "../../../../shared/admin-access/audit.ts";
 import { errors } from "../../../../shared/errors.ts";
 import { readJsonBody } from "../../../../shared/http/json-body.ts";
 import { decodePathSegment } from "../../../../shared/http/path-segment.ts";
@@ -16,6 +17,7 @@ import { type JavaScriptResourceModel, requireCallable } from "../domain/model/s
 import { encodeQuery, parseQueryString, type QueryParams, single } from "../domain/read/query-params.ts";
 import { collectionHref } from "../domain/read/representation.ts";
 import { pageWindow, queryWithout, readFromParams } from "../domain/read/resource-read.ts";
+import { changeSummary } from "../domain/write/change-summary.ts";
 import { renderWriteAnswer, writeAnswerParts } from "../domain/write/write-answer.ts";
 import { executeWrite, type PlanExtension } from "../domain/write/writer.ts";
 import type { ScriptRequest, ScriptRunner } from "../scripts/script-runner.ts";
@@ -56,6 +58,8 @@ export interface RestDeps extends ProjectRequestDeps {
   authSchemes: string[];
   /** Live queries: a GET with `Accept: text/event-stream` (absent when the change feed is off). */
   live?: LiveStreams;
+  /** Where account administrators' writes are recorded (their keys open the data API too). */
+  audit: AuditSink;
 }
 
 const column = (name: string) => ({ header: name, path: [name] });
@@ -130,7 +134,9 @@ export function restRouter(deps: RestDeps): Router {
     });
   });
 
-  const handle = async (ctx: Context) => {
+  // Writes made with an account administrator's key are audited; other keys' are not.
+  const handle = (ctx: Context) => auditedWhenAdmin(ctx, deps.audit, () => handleResource(ctx));
+  const handleResource = async (ctx: Context) => {
     const r = await resolveProjectRequest(ctx, deps);
     const { name, keyText } = resourceTarget(r, ctx.path);
     const scripted = r.version.scripts.resources.get(name);
@@ -181,7 +187,7 @@ export function restRouter(deps: RestDeps): Router {
     resource: JavaScriptResourceModel,
     keyText: string | undefined,
   ) {
-    requireCallable(resource, r.principal.roles);
+    requireCallable(resource, r.principal);
     if (ctx.method !== "GET") throw errors.methodNotAllowed(`${ctx.method} on a JavaScript resource`);
     const format = formatOf(ctx, r.params, r.version);
     const request = scriptRequest("GET", resource.name, keyText, r.params);
@@ -227,6 +233,7 @@ export function restRouter(deps: RestDeps): Router {
       },
       deps.planExtension,
     );
+    noteAudit(ctx, { summary: `${r.project.name}/${r.version.name}: ${changeSummary(result.plan.changes)}` });
     const answer = renderWriteAnswer(result, writeAnswerParts(r.params));
     const final = await deps.scripts.responseEvents(r, request, answer, true);
     ctx.status = answer.statusCode;
