@@ -13,7 +13,7 @@
  *   BENCH_STRICT=1                           exit 1 when a goal is missed
  */
 import { execFileSync } from "node:child_process";
-import { mkdirSync, readdirSync } from "node:fs";
+import { mkdirSync, readdirSync, statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { keyHeader } from "../support/http.ts";
@@ -275,6 +275,15 @@ try {
       const full = path.join(profileDir, file);
       results.profile = { file: path.relative(repoRoot, full), ...topSelfFrames(full, 15, repoRoot) };
     } else say(`no CPU profile of the data service (pid ${dataPid}) in ${profileDir}`);
+    // Scenarios' own data processes (e.g. feed-fanout's) are profiled too: name their files.
+    const started = Date.parse(results.run.startedAt);
+    for (const other of readdirSync(profileDir).filter(
+      (f) => f.endsWith(".cpuprofile") && !f.includes(`.${dataPid}.`),
+    )) {
+      const full = path.join(profileDir, other);
+      if (statSync(full).mtimeMs >= started)
+        say(`CPU profile of another data process: ${path.relative(repoRoot, full)}`);
+    }
   }
 }
 
