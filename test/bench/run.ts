@@ -9,7 +9,8 @@
  *   BENCH_WARMUP=<seconds>                   unrecorded warm-up per row (default 1)
  *   BENCH_ROUNDS=<n>                         slices per row, rows of a scenario alternating (default 3)
  *   BENCH_CPU_PROF=1                         profile the data service (--cpu-prof into
- *                                            .bench/profiles) and print its top 15 frames
+ *                                            .bench/profiles) and print its top 15 frames;
+ *                                            scenarios' own data processes are profiled too
  *   BENCH_STRICT=1                           exit 1 when a goal is missed
  */
 import { execFileSync } from "node:child_process";
