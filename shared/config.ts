@@ -218,6 +218,11 @@ export const dataConfigSchema = z.object({
     .int()
     .min(16 * 1024)
     .default(1024 * 1024),
+  /** Whether this process delivers webhooks (docs/webhooks.md); every process serves the admin API for them. */
+  WEBHOOK_DELIVERY: z
+    .enum(["true", "false"])
+    .default("true")
+    .transform((v) => v === "true"),
   /** Webhooks (docs/webhooks.md): deliveries each data-service process sends at once, all subscriptions together. */
   WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(16),
   /** How long one delivery may take (connect, send, answer) before it counts as failed. */

@@ -186,6 +186,7 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
   const webhookStore = feed && new WebhookStore(redis, config.REDIS_PREFIX);
   const dispatcher =
     webhookStore &&
+    config.WEBHOOK_DELIVERY &&
     new WebhookDispatcher({
       store: webhookStore,
       project: (account, name) => projects.get(account, name),
@@ -253,14 +254,14 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
     now: Date.now,
   };
   void createMetaIndexes(connection, logger);
-  dispatcher?.start();
+  if (dispatcher) dispatcher.start();
   return {
     app: buildDataApp(deps),
     deps,
     lifecycle,
     sweeper,
     async close() {
-      await dispatcher?.stop();
+      if (dispatcher) await dispatcher.stop();
       projects.stop();
       await sweeper.stop();
       await recoverer.stop();

@@ -109,8 +109,10 @@ local function settle(key, g, e, drop)
   if ARGV[drop] == '1' then redis.call('XDEL', key, ARGV[e]) end
 end`;
 
-// KEYS: state, retry, source stream. ARGV: webhook id, state, due at, group, entry id ('' for a retry), drop.
+// KEYS: state, retry, source stream, subscriptions hash. ARGV: webhook id, state, due at, group,
+// entry id ('' for a retry), drop, subscription id. Nothing once the subscription is gone.
 const FAIL = `${SETTLE_LUA}
+if redis.call('HEXISTS', KEYS[4], ARGV[7]) == 0 then return 0 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
 settle(KEYS[3], 4, 5, 6)
@@ -122,12 +124,21 @@ redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('HDEL', KEYS[1], ARGV[1])
 return 1`;
 
-// KEYS: state, retry, dead, source stream. ARGV: webhook id, dead letter, group, entry id ('' for a retry), drop.
+// KEYS: state, retry, dead, source stream, subscriptions hash. ARGV: webhook id, dead letter, group,
+// entry id ('' for a retry), drop, subscription id. Nothing once the subscription is gone.
 const PARK = `${SETTLE_LUA}
+if redis.call('HEXISTS', KEYS[5], ARGV[6]) == 0 then return 0 end
 redis.call('HSET', KEYS[3], ARGV[1], ARGV[2])
 redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('HDEL', KEYS[1], ARGV[1])
 settle(KEYS[4], 3, 4, 5)
+return 1`;
+
+// KEYS: log, subscriptions hash. ARGV: entry, kept, subscription id. Nothing once the subscription is gone.
+const LOG = `
+if redis.call('HEXISTS', KEYS[2], ARGV[3]) == 0 then return 0 end
+redis.call('LPUSH', KEYS[1], ARGV[1])
+redis.call('LTRIM', KEYS[1], 0, tonumber(ARGV[2]) - 1)
 return 1`;
 
 // KEYS: retry, state. ARGV: now, lease until, count. Takes the due retries for one lease.
@@ -196,6 +207,7 @@ export class WebhookStore {
   readonly #park: Script;
   readonly #takeDue: Script;
   readonly #replay: Script;
+  readonly #log: Script;
   readonly #trimmed: Script;
 
   constructor(redis: RedisClient, prefix: string) {
@@ -208,6 +220,7 @@ export class WebhookStore {
     this.#park = defineScript(redis, "hook_park", PARK);
     this.#takeDue = defineScript(redis, "hook_take_due", TAKE_DUE);
     this.#replay = defineScript(redis, "hook_replay", REPLAY);
+    this.#log = defineScript(redis, "hook_log", LOG);
     this.#trimmed = defineScript(redis, "hook_trimmed_unread", TRIMMED_UNREAD);
   }
 
@@ -364,16 +377,18 @@ export class WebhookStore {
     dueAt: number,
   ): Promise<void> {
     await this.#fail(
-      3,
+      4,
       this.#part(storage, id, "state"),
       this.#part(storage, id, "retry"),
       this.#source(storage, id, from?.source ?? "feed"),
+      this.#subscriptions(storage),
       state.webhookId,
       JSON.stringify(state),
       dueAt,
       groupOf(id),
       from?.entry ?? "",
       from?.source === "replay" ? "1" : "0",
+      id,
     );
   }
 
@@ -390,16 +405,18 @@ export class WebhookStore {
     dead: DeadLetter,
   ): Promise<void> {
     await this.#park(
-      4,
+      5,
       this.#part(storage, id, "state"),
       this.#part(storage, id, "retry"),
       this.#part(storage, id, "dead"),
       this.#source(storage, id, from?.source ?? "feed"),
+      this.#subscriptions(storage),
       dead.webhookId,
       JSON.stringify(dead),
       groupOf(id),
       from?.entry ?? "",
       from?.source === "replay" ? "1" : "0",
+      id,
     );
   }
 
@@ -429,11 +446,7 @@ export class WebhookStore {
 
   async log(storage: TenantStorage, id: string, entry: DeliveryLogEntry, keep: number): Promise<void> {
     const key = this.#part(storage, id, "log");
-    await this.#redis
-      .multi()
-      .lpush(key, JSON.stringify(entry))
-      .ltrim(key, 0, keep - 1)
-      .exec();
+    await this.#log(2, key, this.#subscriptions(storage), JSON.stringify(entry), keep, id);
   }
 
   /** The newest `count` log entries, newest first. */
