@@ -1,0 +1,96 @@
+/**
+ * Webhook delivery shared by data replicas (docs/webhooks.md): two real
+ * data-service processes consume one subscription's group; each event reaches
+ * the receiver once while both live, and when one is killed (SIGKILL) holding
+ * deliveries, the other takes them over (XAUTOCLAIM after WEBHOOK_CLAIM_IDLE_MS):
+ * every event arrives.
+ */
+import { expect } from "chai";
+import { groupOf } from "../../../services/data/src/store/webhook-store.ts";
+import { type DataProcess, dataServiceEnv, startDataProcess } from "../../support/data-process.ts";
+import { startPlatform } from "../../support/platform.ts";
+import { keysMatching, testRedisClient } from "../../support/stores.ts";
+import { until } from "../../support/until.ts";
+import { type Receiver, startReceiver } from "../../support/webhook-receiver.ts";
+import { type CanonicalSetup, canonicalProject, postLine, setupProject } from "../rules/support.ts";
+
+describe("webhooks across replicas", function () {
+  this.timeout(120_000);
+  let s: CanonicalSetup;
+  let receiver: Receiver;
+  const replicas: DataProcess[] = [];
+
+  before(async () => {
+    // The in-process service serves the APIs but delivers nothing: the two replicas below do.
+    const platform = await startPlatform({
+      SANDBOX_ALLOW_LOOPBACK_FETCH: "true",
+      WEBHOOK_DELIVERY: "false",
+      WEBHOOK_POLL_MS: "20",
+      WEBHOOK_BACKOFF_BASE_MS: "50",
+      WEBHOOK_BACKOFF_CAP_MS: "200",
+      WEBHOOK_TIMEOUT_MS: "5000",
+      WEBHOOK_CLAIM_IDLE_MS: "6000",
+    });
+    s = await setupProject(canonicalProject(), { platform });
+    receiver = await startReceiver();
+    const env = { ...dataServiceEnv(platform.dataConfig), WEBHOOK_DELIVERY: "true" };
+    replicas.push(...(await Promise.all([startDataProcess(env), startDataProcess(env)])));
+  });
+  after(async () => {
+    await receiver?.close();
+    for (const r of replicas) await r.cleanup();
+    await s?.platform.close();
+  });
+
+  it("a replica killed mid-delivery loses no event", async () => {
+    const product = (await s.api.post(s.key, "product", { name: "Widget", price: 10 })).body.txsummary[0]
+      .product_number;
+    await s.api.post(s.key, "customer", { name: "Alpha", credit_limit: 1_000_000 });
+    const order = (await s.api.post(s.key, "purchaseorder", { customer_name: "Alpha" })).body.txsummary[0]
+      .order_number;
+    receiver.answer("hold");
+    const created = await s.admin.send("POST", "/accounts/acme/projects/shop/webhooks", {
+      url: receiver.url,
+      tables: ["lineitem"],
+      verbs: ["INSERT"],
+    });
+    expect(created.status, JSON.stringify(created.body)).to.equal(201);
+    receiver.setSecret(created.body.secret);
+    const events = 12;
+    for (let qty = 1; qty <= events; qty++)
+      expect((await postLine(s.api, s.key, { order, product }, qty)).status).to.equal(201);
+    await until("every event is held by a replica", async () => receiver.held() === events);
+    // The normal case: each event was handed to one replica, once.
+    expect(new Set(receiver.received.map((d) => d.id)).size).to.equal(events);
+
+    // Which replica holds which deliveries: the group's pending entries by consumer (`<host>-<pid>-…`).
+    const redis = await testRedisClient();
+    let victim: DataProcess;
+    try {
+      const [feed] = await keysMatching(redis, `${s.platform.dataConfig.REDIS_PREFIX}feed:*`);
+      const [, , , consumers] = (await redis.xpending(feed!, groupOf(created.body.id))) as [
+        number,
+        string,
+        string,
+        [string, string][],
+      ];
+      const holding = consumers
+        .filter(([, n]) => Number(n) > 0)
+        .map(([name]) => Number(name.split("-").at(-2)));
+      victim = replicas.find((r) => holding.includes(r.pid))!;
+      expect(victim, JSON.stringify(consumers)).to.not.equal(undefined);
+    } finally {
+      redis.disconnect();
+    }
+    victim.child.kill("SIGKILL");
+    await victim.exited;
+    receiver.answer(200);
+    receiver.release(200);
+    await until("every event is delivered", async () => receiver.delivered().size === events, 60_000);
+    expect(receiver.received.every((d) => d.signed)).to.equal(true);
+    const qtys = receiver.received.filter((d) => d.status === 200).map((d) => d.body.data.row.qty_ordered);
+    expect([...new Set(qtys)].sort((a, b) => a - b)).to.deep.equal(
+      Array.from({ length: events }, (_, i) => i + 1),
+    );
+  });
+});
