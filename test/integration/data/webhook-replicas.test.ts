@@ -8,6 +8,7 @@
 import { expect } from "chai";
 import { groupOf } from "../../../services/data/src/store/webhook-store.ts";
 import { type DataProcess, dataServiceEnv, startDataProcess } from "../../support/data-process.ts";
+import { call } from "../../support/http.ts";
 import { startPlatform } from "../../support/platform.ts";
 import { keysMatching, testRedisClient } from "../../support/stores.ts";
 import { until } from "../../support/until.ts";
@@ -92,5 +93,45 @@ describe("webhooks across replicas", function () {
     expect([...new Set(qtys)].sort((a, b) => a - b)).to.deep.equal(
       Array.from({ length: events }, (_, i) => i + 1),
     );
+  });
+
+  it("events the feed trimmed before any replica read them are counted and logged, not lost silently", async () => {
+    for (const r of replicas)
+      if (r.child.exitCode === null && r.child.signalCode === null) r.child.kill("SIGKILL");
+    await Promise.all(replicas.map((r) => r.exited));
+    const [hook] = (await s.admin.send("GET", "/accounts/acme/projects/shop/webhooks")).body;
+    const product = (await s.api.post(s.key, "product", { name: "Gadget", price: 1 })).body.txsummary[0]
+      .product_number;
+    const order = (await s.api.post(s.key, "purchaseorder", { customer_name: "Alpha" })).body.txsummary[0]
+      .order_number;
+    for (let qty = 1; qty <= 5; qty++) await postLine(s.api, s.key, { order, product }, qty);
+    // What retention does when it is shorter than the subscription's backlog: the unread events go.
+    const redis = await testRedisClient();
+    try {
+      const [feed] = await keysMatching(redis, `${s.platform.dataConfig.REDIS_PREFIX}feed:*`);
+      await redis.xtrim(feed!, "MAXLEN", 0);
+    } finally {
+      redis.disconnect();
+    }
+    const next = await startDataProcess({
+      ...dataServiceEnv(s.platform.dataConfig),
+      WEBHOOK_DELIVERY: "true",
+    });
+    replicas.push(next);
+    const trimmed = async () => {
+      const page = (await call(next.base, "GET", "/metrics")).body as string;
+      const line = page.split("\n").find((l) => l.startsWith("tessera_webhook_events_trimmed_total"));
+      return Number(line?.split(" ").pop() ?? 0);
+    };
+    // Every event of the project's feed since the subscription's last read: the 5 line items and
+    // the product, the order and the rows their rules changed.
+    await until("the trimmed events are counted", async () => (await trimmed()) > 0);
+    const log = (await s.admin.send("GET", `/accounts/acme/projects/shop/webhooks/${hook.id}/deliveries`))
+      .body;
+    const lost = log.find((e: { outcome: string }) => e.outcome === "lost");
+    expect(lost.error).to.match(/^\d+ event\(s\) of the project's feed were trimmed/);
+    const counted = Number(/^(\d+)/.exec(lost.error)![1]);
+    expect(counted).to.equal(await trimmed());
+    expect(counted).to.be.at.least(5);
   });
 });
