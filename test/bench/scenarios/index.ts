@@ -14,6 +14,7 @@ import { paging } from "./paging.ts";
 import { parseInsert } from "./parse-insert.ts";
 import { responseFormats } from "./response-formats.ts";
 import { scripts } from "./scripts.ts";
+import { webhooks } from "./webhooks.ts";
 
 export const scenarios: Scenario[] = [
   keyValidation,
@@ -31,6 +32,7 @@ export const scenarios: Scenario[] = [
   scripts,
   fairShare,
   changeFeed,
+  webhooks,
   growth,
   catastrophicIsolates,
 ];

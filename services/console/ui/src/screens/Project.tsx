@@ -1,4 +1,4 @@
-/** One project: its definition, revisions, built-in users and API keys, on tabs. */
+/** One project: its definition, revisions, built-in users, API keys and webhooks, on tabs. */
 
 import type { AdminContext } from "../admin-context.ts";
 import { seg } from "../api.ts";
@@ -10,6 +10,7 @@ import { ApiKeys } from "./ApiKeys.tsx";
 import { DefinitionEditor } from "./DefinitionEditor.tsx";
 import { Revisions } from "./Revisions.tsx";
 import { Users } from "./Users.tsx";
+import { Webhooks } from "./Webhooks.tsx";
 
 export interface LoadedProject {
   name: string;
@@ -24,6 +25,7 @@ const TABS = [
   { id: "revisions", label: "Revisions" },
   { id: "users", label: "Users" },
   { id: "keys", label: "API keys" },
+  { id: "webhooks", label: "Webhooks" },
 ];
 
 export function Project(props: { context: AdminContext; name: string | undefined; tab: string | undefined }) {
@@ -75,6 +77,13 @@ export function Project(props: { context: AdminContext; name: string | undefined
       )}
       {tab === "users" && <Users context={context} project={name} roles={roles} />}
       {tab === "keys" && <ApiKeys context={context} project={name} roles={roles} />}
+      {loaded && tab === "webhooks" && (
+        <Webhooks
+          context={context}
+          project={name}
+          tables={Object.keys((loaded.definition.tables as Record<string, unknown> | undefined) ?? {})}
+        />
+      )}
     </section>
   );
 }
