@@ -238,7 +238,7 @@ describe("console in Chromium", function () {
         await dialog.getByRole("button", { name: "Done" }).click();
         await dialog.waitFor({ state: "detached" });
         expect(await page.content()).to.not.include(secret);
-        await page.getByRole("cell", { name: receiver.url }).waitFor();
+        await page.getByRole("cell", { name: receiver.url, exact: true }).waitFor();
 
         const data = projectClient(platform.baseUrl, "acme", "shop");
         expect(
@@ -250,9 +250,8 @@ describe("console in Chromium", function () {
           return one.body.deadLetters === 1;
         });
         await page.getByRole("button", { name: `Log and dead letters of ${receiver.url}` }).click();
-        const deadLetters = page.getByRole("table", { name: "Dead letters" });
-        await deadLetters.getByRole("cell", { name: "row.inserted" }).waitFor();
-        await page.getByRole("table", { name: "Delivery log" }).getByText("dead").first().waitFor();
+        await page.getByRole("cell", { name: "row.inserted", exact: true }).waitFor();
+        await page.getByRole("cell", { name: "dead", exact: true }).waitFor();
         await screenshot(page, "05-webhooks");
         receiver.answer(200);
         await page.getByRole("button", { name: "Replay all" }).click();
