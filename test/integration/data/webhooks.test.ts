@@ -215,6 +215,28 @@ describe("webhooks", function () {
       redis.disconnect();
     }
   });
+
+  it("a deleted project's subscriptions and their state go; one created again under the name has none", async () => {
+    const r = await receiver();
+    r.answer(500);
+    const hook = await subscribe(r, { tables: ["product"] });
+    expect((await s.api.post(s.key, "product", { name: "Doomed", price: 1 })).status).to.equal(201);
+    await until("a failed attempt", async () => r.received.length >= 1);
+    expect((await s.admin.send("DELETE", "/accounts/acme/projects/shop")).status).to.equal(200);
+    const redis = await testRedisClient();
+    try {
+      const prefix = s.platform.dataConfig.REDIS_PREFIX;
+      await until("every key of the subscription is gone", async () => {
+        const left = await keysMatching(redis, `${prefix}hook*`);
+        return left.length === 0;
+      });
+    } finally {
+      redis.disconnect();
+    }
+    expect((await s.admin.putProject("acme", "shop", canonicalProject())).status).to.equal(201);
+    expect((await s.admin.send("GET", HOOKS)).body).to.deep.equal([]);
+    expect((await s.admin.send("GET", `${HOOKS}/${hook.id}`)).status).to.equal(404);
+  });
 });
 
 describe("webhooks: dead letters and replay", function () {

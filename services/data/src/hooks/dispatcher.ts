@@ -348,13 +348,30 @@ export class WebhookDispatcher {
   async #refresh(): Promise<void> {
     const seen = new Set<string>();
     for (const project of await this.#deps.store.projects()) {
-      const model = await this.#deps.project(project.account, project.project);
-      if (!model || model.uid !== project.uid) {
-        await this.#deps.store.forgetProject(project);
+      const prefix = `${project.storage.database}/${project.storage.collectionPrefix}/`;
+      let subscriptions: WebhookSubscription[];
+      try {
+        const model = await this.#deps.project(project.account, project.project);
+        if (!model || model.uid !== project.uid) {
+          await this.#deps.store.forgetProject(project);
+          continue;
+        }
+        subscriptions = await this.#deps.store.list(project.storage);
+      } catch (err) {
+        // This project's workers keep going; the others are looked at as usual.
+        for (const key of this.#workers.keys()) if (key.startsWith(prefix)) seen.add(key);
+        this.#deps.logger.warn(
+          {
+            account: project.account,
+            project: project.project,
+            error: err instanceof Error ? err.message : String(err),
+          },
+          "webhook subscriptions of a project could not be read",
+        );
         continue;
       }
-      for (const subscription of await this.#deps.store.list(project.storage)) {
-        const key = `${project.storage.database}/${project.storage.collectionPrefix}/${subscription.id}`;
+      for (const subscription of subscriptions) {
+        const key = `${prefix}${subscription.id}`;
         seen.add(key);
         const worker = this.#workers.get(key);
         if (worker) worker.subscription = subscription;
