@@ -11,6 +11,7 @@ import { Outcome } from "../components/ErrorNotice.tsx";
 import { Field } from "../components/Field.tsx";
 import { FormCard } from "../components/FormCard.tsx";
 import { LoadStatus } from "../components/LoadStatus.tsx";
+import { Checkboxes } from "../components/RolePicker.tsx";
 import { RowAction, Table } from "../components/Table.tsx";
 import { Time } from "../components/Time.tsx";
 import { useAction } from "../components/useAction.ts";
@@ -48,36 +49,6 @@ interface DeadLetter {
 }
 
 const VERBS = ["INSERT", "UPDATE", "DELETE"];
-
-/** Checkboxes for a list of names (tables, verbs). */
-function Choices(props: {
-  legend: string;
-  names: string[];
-  chosen: string[];
-  onChange: (c: string[]) => void;
-}) {
-  return (
-    <fieldset class="roles">
-      <legend>{props.legend}</legend>
-      {props.names.map((name) => (
-        <label key={name} class="check">
-          <input
-            type="checkbox"
-            checked={props.chosen.includes(name)}
-            onChange={(e) =>
-              props.onChange(
-                (e.target as HTMLInputElement).checked
-                  ? [...props.chosen, name]
-                  : props.chosen.filter((c) => c !== name),
-              )
-            }
-          />{" "}
-          {name}
-        </label>
-      ))}
-    </fieldset>
-  );
-}
 
 export function Webhooks(props: { context: AdminContext; project: string; tables: string[] }) {
   const { context } = props;
@@ -174,8 +145,8 @@ export function Webhooks(props: { context: AdminContext; project: string; tables
             required
             hint="http or https; a public address."
           />
-          <Choices legend="Tables" names={props.tables} chosen={tables} onChange={setTables} />
-          <Choices legend="Verbs" names={VERBS} chosen={verbs} onChange={setVerbs} />
+          <Checkboxes legend="Tables" names={props.tables} chosen={tables} onChange={setTables} />
+          <Checkboxes legend="Verbs" names={VERBS} chosen={verbs} onChange={setVerbs} />
           <Field
             label="Filter"
             name="hook-filter"
