@@ -2,8 +2,8 @@
  * Webhook delivery shared by data replicas (docs/webhooks.md): two real
  * data-service processes consume one subscription's group; each event reaches
  * the receiver once while both live, and when one is killed (SIGKILL) holding
- * deliveries, the other takes them over (XAUTOCLAIM after WEBHOOK_CLAIM_IDLE_MS):
- * every event arrives.
+ * deliveries, the other takes them over (XAUTOCLAIM after WEBHOOK_CLAIM_IDLE_MS,
+ * 21 s here: longer than a held delivery's time limit): every event arrives.
  */
 import { expect } from "chai";
 import { groupOf } from "../../../services/data/src/store/webhook-store.ts";
@@ -15,8 +15,19 @@ import { until } from "../../support/until.ts";
 import { type Receiver, startReceiver } from "../../support/webhook-receiver.ts";
 import { type CanonicalSetup, canonicalProject, postLine, setupProject } from "../rules/support.ts";
 
+/** A product, a customer and an order for line items (each write checked). */
+async function lineFixture(s: CanonicalSetup): Promise<{ product: number; order: number }> {
+  const product = await s.api.post(s.key, "product", { name: "Widget", price: 10 });
+  expect(product.status, JSON.stringify(product.body)).to.equal(201);
+  const customer = await s.api.post(s.key, "customer", { name: "Alpha", credit_limit: 1_000_000 });
+  expect(customer.status, JSON.stringify(customer.body)).to.equal(201);
+  const order = await s.api.post(s.key, "purchaseorder", { customer_name: "Alpha" });
+  expect(order.status, JSON.stringify(order.body)).to.equal(201);
+  return { product: product.body.txsummary[0].product_number, order: order.body.txsummary[0].order_number };
+}
+
 describe("webhooks across replicas", function () {
-  this.timeout(120_000);
+  this.timeout(180_000);
   let s: CanonicalSetup;
   let receiver: Receiver;
   const replicas: DataProcess[] = [];
@@ -25,12 +36,15 @@ describe("webhooks across replicas", function () {
     // The in-process service serves the APIs but delivers nothing: the two replicas below do.
     const platform = await startPlatform({
       SANDBOX_ALLOW_LOOPBACK_FETCH: "true",
+      // The rules' first runs on a loaded machine: not what these tests are about.
+      SANDBOX_TIMEOUT_MS: "10000",
       WEBHOOK_DELIVERY: "false",
       WEBHOOK_POLL_MS: "20",
       WEBHOOK_BACKOFF_BASE_MS: "50",
       WEBHOOK_BACKOFF_CAP_MS: "200",
-      WEBHOOK_TIMEOUT_MS: "5000",
-      WEBHOOK_CLAIM_IDLE_MS: "6000",
+      // Long enough that no held delivery times out on a loaded machine before the kill.
+      WEBHOOK_TIMEOUT_MS: "20000",
+      WEBHOOK_CLAIM_IDLE_MS: "21000",
     });
     s = await setupProject(canonicalProject(), { platform });
     receiver = await startReceiver();
@@ -44,11 +58,7 @@ describe("webhooks across replicas", function () {
   });
 
   it("a replica killed mid-delivery loses no event", async () => {
-    const product = (await s.api.post(s.key, "product", { name: "Widget", price: 10 })).body.txsummary[0]
-      .product_number;
-    await s.api.post(s.key, "customer", { name: "Alpha", credit_limit: 1_000_000 });
-    const order = (await s.api.post(s.key, "purchaseorder", { customer_name: "Alpha" })).body.txsummary[0]
-      .order_number;
+    const { product, order } = await lineFixture(s);
     receiver.answer("hold");
     const created = await s.admin.send("POST", "/accounts/acme/projects/shop/webhooks", {
       url: receiver.url,
@@ -60,7 +70,7 @@ describe("webhooks across replicas", function () {
     const events = 12;
     for (let qty = 1; qty <= events; qty++)
       expect((await postLine(s.api, s.key, { order, product }, qty)).status).to.equal(201);
-    await until("every event is held by a replica", async () => receiver.held() === events);
+    await until("every event is held by a replica", async () => receiver.held() === events, 60_000);
     // The normal case: each event was handed to one replica, once.
     expect(new Set(receiver.received.map((d) => d.id)).size).to.equal(events);
 
@@ -100,11 +110,15 @@ describe("webhooks across replicas", function () {
       if (r.child.exitCode === null && r.child.signalCode === null) r.child.kill("SIGKILL");
     await Promise.all(replicas.map((r) => r.exited));
     const [hook] = (await s.admin.send("GET", "/accounts/acme/projects/shop/webhooks")).body;
-    const product = (await s.api.post(s.key, "product", { name: "Gadget", price: 1 })).body.txsummary[0]
-      .product_number;
-    const order = (await s.api.post(s.key, "purchaseorder", { customer_name: "Alpha" })).body.txsummary[0]
-      .order_number;
-    for (let qty = 1; qty <= 5; qty++) await postLine(s.api, s.key, { order, product }, qty);
+    const product = await s.api.post(s.key, "product", { name: "Gadget", price: 1 });
+    expect(product.status, JSON.stringify(product.body)).to.equal(201);
+    const order = await s.api.post(s.key, "purchaseorder", { customer_name: "Alpha" });
+    expect(order.status, JSON.stringify(order.body)).to.equal(201);
+    const line = {
+      order: order.body.txsummary[0].order_number,
+      product: product.body.txsummary[0].product_number,
+    };
+    for (let qty = 1; qty <= 5; qty++) expect((await postLine(s.api, s.key, line, qty)).status).to.equal(201);
     // What retention does when it is shorter than the subscription's backlog: the unread events go.
     const redis = await testRedisClient();
     try {
