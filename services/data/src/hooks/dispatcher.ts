@@ -197,6 +197,9 @@ class SubscriptionWorker {
           BATCH,
         );
         this.#cursors[source] = taken.next;
+        // A full pass over the pending entries: forget consumers of processes long gone.
+        if (taken.next === "0-0")
+          await store.dropIdleConsumers(storage, id, source, timing.claimIdleMs * 10, this.#consumer);
         entries.push(...taken.entries.map((entry) => ({ source, entry })));
         if (taken.deleted.length > 0) await this.#lost(taken.deleted.length);
       }

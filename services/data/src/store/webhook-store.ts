@@ -195,6 +195,22 @@ if unread <= 0 then return 0 end
 redis.call('XGROUP', 'SETID', KEYS[1], ARGV[1], last, 'ENTRIESREAD', read + unread)
 return unread`;
 
+// KEYS: stream. ARGV: group, idle ms, this consumer. Drops consumers (processes gone) that hold
+// nothing and have not been heard of for the idle time; how many.
+const DROP_IDLE_CONSUMERS = `
+local ok, consumers = pcall(redis.call, 'XINFO', 'CONSUMERS', KEYS[1], ARGV[1])
+if not ok then return 0 end
+local n = 0
+for _, flat in ipairs(consumers) do
+  local c = {}
+  for i = 1, #flat, 2 do c[flat[i]] = flat[i + 1] end
+  if c['name'] ~= ARGV[3] and c['pending'] == 0 and c['idle'] > tonumber(ARGV[2]) then
+    redis.call('XGROUP', 'DELCONSUMER', KEYS[1], ARGV[1], c['name'])
+    n = n + 1
+  end
+end
+return n`;
+
 type StreamEntry = [string, string[]];
 
 export class WebhookStore {
@@ -208,6 +224,7 @@ export class WebhookStore {
   readonly #takeDue: Script;
   readonly #replay: Script;
   readonly #log: Script;
+  readonly #dropIdle: Script;
   readonly #trimmed: Script;
 
   constructor(redis: RedisClient, prefix: string) {
@@ -221,6 +238,7 @@ export class WebhookStore {
     this.#takeDue = defineScript(redis, "hook_take_due", TAKE_DUE);
     this.#replay = defineScript(redis, "hook_replay", REPLAY);
     this.#log = defineScript(redis, "hook_log", LOG);
+    this.#dropIdle = defineScript(redis, "hook_drop_idle_consumers", DROP_IDLE_CONSUMERS);
     this.#trimmed = defineScript(redis, "hook_trimmed_unread", TRIMMED_UNREAD);
   }
 
@@ -353,6 +371,17 @@ export class WebhookStore {
       entries: entries.filter((e): e is StreamEntry => e !== null),
       deleted: deleted ?? [],
     };
+  }
+
+  /** Forgets the consumers of processes gone long ago (nothing pending, silent for `idleMs`). */
+  async dropIdleConsumers(
+    storage: TenantStorage,
+    id: string,
+    source: DeliverySource,
+    idleMs: number,
+    self: string,
+  ): Promise<number> {
+    return (await this.#dropIdle(1, this.#source(storage, id, source), groupOf(id), idleMs, self)) as number;
   }
 
   /** First attempts answered (or events the subscription does not take): the entries leave the group's pending list. */
