@@ -104,7 +104,7 @@ class SubscriptionWorker {
   readonly #consumer: string;
   readonly #slots: Slots;
   readonly #now: () => number;
-  #test: { revision: number; test: EventTest } | undefined;
+  #test: { revision: number; test: EventTest | null } | undefined;
   #stopped = false;
   #wake: (() => void) | undefined;
   #cursors: Record<DeliverySource, string> = { feed: "0-0", replay: "0-0" };
@@ -156,17 +156,31 @@ class SubscriptionWorker {
     }
   }
 
+  /**
+   * The subscription's event test for the project's current revision; null while there is none
+   * (the project is gone, or its filter no longer compiles: its events wait in the group).
+   */
   async #eventTest(): Promise<EventTest | null> {
     const model = await this.#deps.project(this.#project.account, this.#project.project);
     if (!model || model.uid !== this.#project.uid) return null;
     if (this.#test?.revision !== model.revision) {
       const { tables, verbs, filter } = this.subscription;
-      const known = tables.filter((t) => model.tables.has(t));
       // A table the definition dropped since takes no more events.
-      this.#test = {
-        revision: model.revision,
-        test: compileEventTest(model, { tables: known, verbs, filter }),
-      };
+      const known = tables.filter((t) => model.tables.has(t));
+      let test: EventTest | null = null;
+      try {
+        test = compileEventTest(model, { tables: known, verbs, filter });
+      } catch (err) {
+        this.#deps.logger.warn(
+          {
+            subscription: this.subscription.id,
+            revision: model.revision,
+            error: err instanceof Error ? err.message : String(err),
+          },
+          "a webhook subscription's filter does not compile against the project's definition; its events wait",
+        );
+      }
+      this.#test = { revision: model.revision, test };
     }
     return this.#test.test;
   }
