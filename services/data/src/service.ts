@@ -3,9 +3,11 @@
  * configuration and wires every dependency explicitly. Used by main.ts and by
  * the integration tests (which listen on an ephemeral port).
  */
+import type { Redis } from "ioredis";
 import mongoose, { type Connection } from "mongoose";
 import { Gauge } from "prom-client";
-import { type DataConfig, rateLimitSettings } from "../../../shared/config.ts";
+import { adminKeyCheck } from "../../../shared/admin-access/data-access.ts";
+import { type DataConfig, rateLimitSettings } from "../../../shared/config/config.ts";
 import { createMetrics, type Metrics } from "../../../shared/http/metrics.ts";
 import type { Lifecycle } from "../../../shared/http/serve.ts";
 import { KeyStore } from "../../../shared/keys/key-store.ts";
@@ -14,15 +16,16 @@ import type { Logger } from "../../../shared/logger.ts";
 import { AccountRateLimitStore, RequestRateLimiter } from "../../../shared/rate-limits/request-limits.ts";
 import { createRedisClient, type RedisClient } from "../../../shared/redis/clients.ts";
 import { reportRedisErrors } from "../../../shared/redis/connection-log.ts";
-import { projectChangedChannel } from "../../../shared/redis/key-layout.ts";
+import { projectChangedChannel, replicaAckKey } from "../../../shared/redis/key-layout.ts";
+import { ReplicaAcks } from "../../../shared/redis/replica-acks.ts";
 import { buildDataApp, type DataDeps } from "./app.ts";
 import { createPasswordHasher } from "./credentials/passwords.ts";
-import { createAdminDirectory } from "./domain/account-admins.ts";
-import { createAuditTrail } from "./domain/audit-trail.ts";
-import { checkFilterText } from "./domain/filter-check.ts";
-import { parseProjectDefinition } from "./domain/project-definition.ts";
-import { compileProject, programKeyPrefix } from "./domain/project-model.ts";
-import { definitionIndexes } from "./domain/table-indexes.ts";
+import { createAdminDirectory } from "./domain/admin/account-admins.ts";
+import { createAuditTrail } from "./domain/admin/audit-trail.ts";
+import { parseDefinitionStructure } from "./domain/definition/project-definition.ts";
+import { checkFilterText } from "./domain/model/filter-check.ts";
+import { compileProject, programKeyPrefix } from "./domain/model/project-model.ts";
+import { definitionIndexes } from "./domain/model/table-indexes.ts";
 import { FeedHub } from "./feed/feed-hub.ts";
 import { type DispatchMetrics, type DispatchTiming, WebhookDispatcher } from "./hooks/dispatcher.ts";
 import type { LiveLimits } from "./http/live-stream.ts";
@@ -54,6 +57,7 @@ import { UserStore } from "./store/user-store.ts";
 import { WebhookStore } from "./store/webhook-store.ts";
 import { WriteIntents } from "./store/write-intents.ts";
 import { createWriteLoop } from "./store/write-loop.ts";
+import { type WriteReplication, writeReplication } from "./store/write-replication.ts";
 
 export interface DataService {
   app: ReturnType<typeof buildDataApp>;
@@ -88,6 +92,11 @@ async function connectMongo(config: DataConfig, logger: Logger): Promise<Connect
 export async function createDataService(config: DataConfig, logger: Logger): Promise<DataService> {
   const redis = createRedisClient(config, "command");
   const subscriber = createRedisClient(config, "subscriber");
+  // A connection of its own for WAIT, which blocks the connection it is sent on (write-replication.ts).
+  const replicaConnection =
+    config.WRITE_REPLICA_WAIT_MS > 0 && config.REDIS_MODE !== "cluster"
+      ? (createRedisClient(config, "command") as Redis)
+      : undefined;
   const metrics = createMetrics("data");
   const storeErrors = metrics.counter("tessera_store_errors_total", "Store connection errors by store", [
     "store",
@@ -95,6 +104,7 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
   for (const [client, name] of [
     [redis, "redis"],
     [subscriber, "redis-subscriber"],
+    ...(replicaConnection ? [[replicaConnection, "redis-replica-wait"] as const] : []),
   ] as const) {
     reportRedisErrors(client, logger, name, () => storeErrors.inc({ store: name }));
   }
@@ -113,7 +123,8 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
     redis,
     config.REDIS_PREFIX,
   );
-  const { writeLoop, recoverer, feed } = createWritePath(config, tenants, redis, metrics, logger);
+  const replicated = replicaAcknowledgement(config, replicaConnection, metrics, logger);
+  const { writeLoop, recoverer, feed } = createWritePath(config, tenants, redis, metrics, logger, replicated);
   const hub = feed && new FeedHub(redis, () => createRedisClient(config, "command"), logger);
   const liveCuts = metrics.counter(
     "tessera_live_streams_cut_total",
@@ -122,7 +133,7 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
   );
   const tableIndexes = new TableIndexStore(tenants, logger);
   const compile = (stored: ProjectWithStorage) => {
-    const parsed = parseProjectDefinition(stored.definition);
+    const parsed = parseDefinitionStructure(stored.definition);
     if (!parsed.ok) throw new Error(`stored definition of ${stored.account}/${stored.name} no longer parses`);
     const { account, name, uid, revision, storage } = stored;
     const compiled = compileProject({ account, name, uid, revision, storage }, parsed.definition);
@@ -207,6 +218,7 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
   await custom.ready();
   // A change holds its lease for a few queries; a lease outlives any such sequence.
   const leaseMs = Math.max(10_000, 4 * config.QUERY_TIMEOUT_MS);
+  const directory = createAdminDirectory(meta, admins);
   const deps: DataDeps = {
     logger,
     metrics,
@@ -217,7 +229,8 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
       },
       mongodb: () => tenants.ping(),
     },
-    keys: createKeyValidator(keyStore, config.AUTH_SCHEMES),
+    // Account administrators' keys open their account's projects (docs/data-api.md#administrators-keys).
+    keys: createKeyValidator(keyStore, config.AUTH_SCHEMES, { adminKeys: adminKeyCheck(directory) }),
     rateLimits: rateLimits && new RequestRateLimiter(redis, config.REDIS_PREFIX, rateLimits),
     accountRateLimits: new AccountRateLimitStore(redis, config.REDIS_PREFIX),
     keyStore,
@@ -225,7 +238,7 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
     meta,
     admins,
     users,
-    directory: createAdminDirectory(meta, admins),
+    directory,
     revisions,
     audit,
     auditTrail: createAuditTrail(meta, audit),
@@ -267,7 +280,12 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
       await recoverer.stop();
       hub?.close();
       await custom.close();
-      await Promise.allSettled([redis.quit(), subscriber.quit(), connection.close()]);
+      await Promise.allSettled([
+        redis.quit(),
+        subscriber.quit(),
+        replicaConnection?.quit(),
+        connection.close(),
+      ]);
     },
   };
 }
@@ -283,6 +301,7 @@ function createWritePath(
   redis: RedisClient,
   metrics: Metrics,
   logger: Logger,
+  replicated: WriteReplication | undefined,
 ): { writeLoop: WriteLoop; recoverer: IntentRecoverer; feed: ChangeFeed | undefined } {
   const policy = retryPolicy({
     lockWaitMs: config.QUERY_TIMEOUT_MS,
@@ -318,6 +337,7 @@ function createWritePath(
     policy,
     logger,
     onLeft: () => left.inc(),
+    replicated,
   });
   const recoverer = new IntentRecoverer({
     intents,
@@ -327,7 +347,7 @@ function createWritePath(
     logger,
     onRecovered: () => recovered.inc(),
   });
-  const feed = config.FEED_ENABLED ? createChangeFeed(config, redis, metrics, logger) : undefined;
+  const feed = config.FEED_ENABLED ? createChangeFeed(config, redis, metrics, logger, replicated) : undefined;
   return { writeLoop: createWriteLoop({ store: tenants, locks, policy, logger, feed }), recoverer, feed };
 }
 
@@ -374,15 +394,47 @@ function webhookMetrics(metrics: Metrics): DispatchMetrics {
 }
 
 /** The change feed the write path appends to (docs/realtime.md). */
-function createChangeFeed(config: DataConfig, redis: RedisClient, metrics: Metrics, logger: Logger) {
+function createChangeFeed(
+  config: DataConfig,
+  redis: RedisClient,
+  metrics: Metrics,
+  logger: Logger,
+  replicated: WriteReplication | undefined,
+) {
   const lost = metrics.counter(
     "tessera_feed_events_lost_total",
     "Change-feed events of committed transactions that could not be appended (Redis failed after the commit)",
     [],
   );
   const retention = { maxLength: config.FEED_MAX_LENGTH, maxAgeMs: config.FEED_MAX_AGE_SECONDS * 1000 };
-  return new ChangeFeed(redis, config.REDIS_PREFIX, retention, (events, error) => {
-    lost.inc(events);
-    logger.error({ events, error }, "a committed write's change-feed events could not be appended");
-  });
+  return new ChangeFeed(
+    redis,
+    config.REDIS_PREFIX,
+    retention,
+    (events, error) => {
+      lost.inc(events);
+      logger.error({ events, error }, "a committed write's change-feed events could not be appended");
+    },
+    replicated,
+  );
+}
+
+/**
+ * Committed writes wait for a Redis replica (WRITE_REPLICA_WAIT_MS; docs/realtime.md#failover).
+ * Not on a Redis Cluster: there WAIT would be needed on each slot's primary.
+ */
+function replicaAcknowledgement(
+  config: DataConfig,
+  connection: Redis | undefined,
+  metrics: Metrics,
+  logger: Logger,
+): WriteReplication | undefined {
+  if (!connection) return undefined;
+  const unacknowledged = metrics.counter(
+    "tessera_writes_unreplicated_total",
+    "Writes answered before a Redis replica acknowledged them (WRITE_REPLICA_WAIT_MS): a failover could lose their events",
+    [],
+  );
+  const acks = new ReplicaAcks(connection, replicaAckKey(config.REDIS_PREFIX), config.WRITE_REPLICA_WAIT_MS);
+  return writeReplication(acks, logger, () => unacknowledged.inc());
 }

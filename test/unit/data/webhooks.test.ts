@@ -4,8 +4,8 @@
  * body, which events a subscription takes, and the start-up checks of their settings.
  */
 import { expect } from "chai";
-import { parseProjectDefinition } from "../../../services/data/src/domain/project-definition.ts";
-import { compileProject, type ProjectModel } from "../../../services/data/src/domain/project-model.ts";
+import { parseProjectDefinition } from "../../../services/data/src/domain/model/definition-check.ts";
+import { compileProject, type ProjectModel } from "../../../services/data/src/domain/model/project-model.ts";
 import { retryDelayMs } from "../../../services/data/src/hooks/backoff.ts";
 import { renderDelivery } from "../../../services/data/src/hooks/payload.ts";
 import {
@@ -16,7 +16,12 @@ import {
 } from "../../../services/data/src/hooks/signature.ts";
 import { compileEventTest, webhookUrlProblem } from "../../../services/data/src/hooks/subscription-rules.ts";
 import type { FeedEvent } from "../../../services/data/src/store/change-feed.ts";
-import { ConfigError, dataConfigSchema, parseConfig, webhookProblems } from "../../../shared/config.ts";
+import {
+  ConfigError,
+  dataConfigSchema,
+  parseConfig,
+  webhookProblems,
+} from "../../../shared/config/config.ts";
 import { ApiError } from "../../../shared/errors.ts";
 import { demoProject } from "../../fixtures/demo-project.ts";
 import { testIdentity } from "../../fixtures/project-identity.ts";

@@ -16,7 +16,7 @@
  */
 import { hostname } from "node:os";
 import type { Logger } from "../../../../shared/logger.ts";
-import type { ProjectModel } from "../domain/project-model.ts";
+import type { ProjectModel } from "../domain/model/project-model.ts";
 import { parseFeedEntry } from "../store/change-feed.ts";
 import type {
   DeadLetter,

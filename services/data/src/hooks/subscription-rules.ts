@@ -7,8 +7,8 @@
  */
 import { z } from "zod";
 import { ApiError, errors } from "../../../../shared/errors.ts";
-import type { ProjectModel } from "../domain/project-model.ts";
-import { tableSchema } from "../domain/query-builder.ts";
+import type { ProjectModel } from "../domain/model/project-model.ts";
+import { tableSchema } from "../domain/read/query-builder.ts";
 import { rowTester } from "../feed/live-view.ts";
 import { compileFilter, parseFilter } from "../query/index.ts";
 import type { FeedEvent, FeedVerb } from "../store/change-feed.ts";

@@ -4,9 +4,10 @@
  * roles; the full view (a role with `apiDocs`, or public docs read without a key)
  * allows everything, every column.
  */
-import { type Permission, type Principal, permissionFor } from "../domain/authorization.ts";
-import type { AccessLevel } from "../domain/project-definition.ts";
-import type { ProjectModel, TableModel } from "../domain/project-model.ts";
+
+import type { AccessLevel } from "../domain/definition/project-definition.ts";
+import type { ProjectModel, TableModel } from "../domain/model/project-model.ts";
+import { type Permission, type Principal, permissionFor } from "../domain/read/authorization.ts";
 
 export type AccessView = (table: TableModel, level: AccessLevel) => Permission | null;
 
@@ -18,8 +19,12 @@ const EVERYTHING: Permission = { rowFilters: null, columns: null };
 
 export const fullAccess: AccessView = () => EVERYTHING;
 
-/** True when one of the key's roles grants the whole API document (`"apiDocs": true`). */
+/**
+ * True when the key sees the whole API document: an account `admin`'s, or one of
+ * its roles has `"apiDocs": true` (an account `reader`'s view is every read).
+ */
 export function hasApiDocsRole(project: ProjectModel, principal: Principal): boolean {
+  if (principal.administrator) return principal.administrator.role === "admin";
   return principal.roles.some((role) => project.definition.roles[role]?.apiDocs === true);
 }
 

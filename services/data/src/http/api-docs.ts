@@ -9,10 +9,10 @@
  * base URL can come from the request's Host header.
  */
 import { errors } from "../../../../shared/errors.ts";
-import type { Principal } from "../domain/authorization.ts";
-import type { ProjectModel, VersionModel } from "../domain/project-model.ts";
-import type { Addressing } from "../domain/representation.ts";
-import { mayCall } from "../domain/script-model.ts";
+import type { ProjectModel, VersionModel } from "../domain/model/project-model.ts";
+import { mayCall } from "../domain/model/script-model.ts";
+import type { Principal } from "../domain/read/authorization.ts";
+import type { Addressing } from "../domain/read/representation.ts";
 import { fullAccess, hasApiDocsRole, keyAccess } from "./access-view.ts";
 import { openApiDocument } from "./openapi.ts";
 import { swagger2Document } from "./swagger2.ts";
@@ -59,7 +59,11 @@ export interface ApiDocsRequest {
 /** The document as JSON text. */
 export function apiDocument(req: ApiDocsRequest): string {
   const whole = !req.principal || hasApiDocsRole(req.project, req.principal);
-  const view = whole ? "*" : JSON.stringify([...req.principal!.roles].sort());
+  const view = whole
+    ? "*"
+    : req.principal!.administrator
+      ? "account reader"
+      : JSON.stringify([...req.principal!.roles].sort());
   const id = JSON.stringify([req.version.name, view, req.addressing.restBase, req.format]);
   let kept = documents.get(req.project);
   if (!kept) {
@@ -73,7 +77,7 @@ export function apiDocument(req: ApiDocsRequest): string {
       version: req.version,
       addressing: req.addressing,
       access: whole ? fullAccess : keyAccess(req.project, req.principal!),
-      mayCall: (resource) => whole || mayCall(resource, req.principal!.roles),
+      mayCall: (resource) => whole || mayCall(resource, req.principal!),
       whole,
       authSchemes: req.authSchemes,
     });

@@ -4,17 +4,20 @@
  * version and resource.
  */
 import type { Context } from "koa";
+import { auditAs, noteAudit } from "../../../../shared/admin-access/audit.ts";
+import { adminCallerOfKey } from "../../../../shared/admin-access/data-access.ts";
 import { errors } from "../../../../shared/errors.ts";
 import { originOf } from "../../../../shared/http/forwarding.ts";
 import { decodePathSegment } from "../../../../shared/http/path-segment.ts";
+import type { RequestState } from "../../../../shared/http/request-context.ts";
 import type { KeyRecord } from "../../../../shared/keys/key-record.ts";
-import type { KeyValidator } from "../../../../shared/keys/key-validation.ts";
+import type { AdminKeyRecord, KeyValidator } from "../../../../shared/keys/key-validation.ts";
 import { isValidName } from "../../../../shared/names.ts";
 import { admitRequest, type RequestRateLimiter } from "../../../../shared/rate-limits/request-limits.ts";
-import { type Principal, principalOf } from "../domain/authorization.ts";
-import type { ProjectModel, ResourceModel, VersionModel } from "../domain/project-model.ts";
-import { parseQueryString, type QueryParams } from "../domain/query-params.ts";
-import type { Addressing } from "../domain/representation.ts";
+import type { ProjectModel, ResourceModel, VersionModel } from "../domain/model/project-model.ts";
+import { type Principal, principalOf } from "../domain/read/authorization.ts";
+import { parseQueryString, type QueryParams } from "../domain/read/query-params.ts";
+import type { Addressing } from "../domain/read/representation.ts";
 import type { ProjectCache } from "../store/project-cache.ts";
 
 export interface ProjectRequest {
@@ -64,12 +67,18 @@ export async function resolveProjectRequest(ctx: Context, deps: ProjectRequestDe
       authorization: ctx.get("authorization") || undefined,
       authParams: params.get("auth") ?? [],
     },
-    { account, project: projectName },
+    { account, project: projectName, requestId: (ctx.state as RequestState).requestId },
   );
+  // An administrator's writes go into the account's audit trail under their name (rest-routes.ts).
+  if (key.admin) {
+    auditAs(ctx, adminCallerOfKey(key as AdminKeyRecord), account);
+    noteAudit(ctx, { accountUid: key.admin.accountUid });
+  }
   if (deps.rateLimits) ctx.set(await admitRequest(deps.rateLimits, account, key.id));
   const project = await deps.projects.get(account, projectName);
-  // A key minted for an earlier project of the same name is not honoured by its successor.
-  if (!project || project.uid !== key.projectUid) {
+  // A key minted for an earlier project of the same name is not honoured by its successor;
+  // an administrator's key is for every project of its account (its incarnation checked with the key).
+  if (!project || (!key.admin && project.uid !== key.projectUid)) {
     if (!project) throw errors.notFound(`No project '${projectName}' in account '${account}'`);
     throw errors.unknownKey();
   }
@@ -128,14 +137,14 @@ export async function resolvePublicDocsRequest(
       return "";
     }
   });
-  if (![rawAccount, rawProject, rawVersion].every((n) => isValidName(n ?? ""))) return undefined;
-  const project = await deps.projects.get(rawAccount!, rawProject!);
-  const version = project?.versions.get(rawVersion!);
+  if (!isValidName(rawAccount) || !isValidName(rawProject) || !isValidName(rawVersion)) return undefined;
+  const project = await deps.projects.get(rawAccount, rawProject);
+  const version = project?.versions.get(rawVersion);
   if (!project || !version || project.definition.apiDocs?.public !== true) return undefined;
   return {
     project,
     version,
-    addressing: addressingOf(ctx, deps, rawAccount!, rawProject!, rawVersion!),
+    addressing: addressingOf(ctx, deps, rawAccount, rawProject, rawVersion),
     params,
   };
 }

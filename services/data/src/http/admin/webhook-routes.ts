@@ -13,8 +13,8 @@ import { noteAudit } from "../../../../../shared/admin-access/audit.ts";
 import { ApiError, ErrorCode, errors } from "../../../../../shared/errors.ts";
 import { readJsonBody } from "../../../../../shared/http/json-body.ts";
 import { parseBody } from "../../../../../shared/http/parse-body.ts";
-import type { ProjectModel } from "../../domain/project-model.ts";
-import { intParam, parseQueryString } from "../../domain/query-params.ts";
+import type { ProjectModel } from "../../domain/model/project-model.ts";
+import { intParam, parseQueryString } from "../../domain/read/query-params.ts";
 import { egressProblem } from "../../hooks/egress.ts";
 import { newWebhookSecret } from "../../hooks/signature.ts";
 import {
