@@ -59,10 +59,12 @@ export function compileEventTest(
   if (unknown.length > 0) throw errors.malformed(`Unknown table(s) in this project: ${unknown.join(", ")}`);
   const parsed = spec.filter === null ? null : parseWebhookFilter(spec.filter);
   const tests = new Map(
-    spec.tables.map((name) => {
-      if (!parsed) return [name, () => true] as const;
+    spec.tables.flatMap((name) => {
+      const table = project.tables.get(name);
+      if (!table) return [];
+      if (!parsed) return [[name, () => true] as const];
       try {
-        return [name, rowTester(compileFilter(parsed, tableSchema(project.tables.get(name)!), {}))] as const;
+        return [[name, rowTester(compileFilter(parsed, tableSchema(table), {}))] as const];
       } catch (err) {
         if (err instanceof ApiError && err.statusCode < 500)
           throw errors.badFilter(`filter on table '${name}': ${err.message}`);

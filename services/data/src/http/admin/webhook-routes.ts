@@ -78,7 +78,9 @@ function refusedUrl(message: string): ApiError {
 export function addWebhookRoutes(router: Router, deps: AdminRouteDeps): void {
   const base = "/accounts/:account/projects/:project/webhooks";
   /** The project's compiled model and the webhook store (400 when this deployment has no change feed). */
-  const scope = async (ctx: Context): Promise<{ model: ProjectModel; store: WebhookStore }> => {
+  const scope = async (
+    ctx: Context,
+  ): Promise<{ model: ProjectModel; store: WebhookStore; allowLoopback: boolean }> => {
     const account = nameParam(ctx, "account");
     const name = nameParam(ctx, "project");
     await requireProject(deps, account, name, ctx);
@@ -88,7 +90,7 @@ export function addWebhookRoutes(router: Router, deps: AdminRouteDeps): void {
       throw errors.malformed(
         "Webhooks need the change feed, which this deployment has switched off (FEED_ENABLED)",
       );
-    return { model, store: deps.webhooks.store };
+    return { model, store: deps.webhooks.store, allowLoopback: deps.webhooks.allowLoopback };
   };
   const subscription = async (ctx: Context) => {
     const { model, store } = await scope(ctx);
@@ -105,15 +107,16 @@ export function addWebhookRoutes(router: Router, deps: AdminRouteDeps): void {
 
   router.post(base, async (ctx) => {
     const body = parseBody(subscriptionBody, await readJsonBody(ctx, deps.maxBodyBytes));
-    const { model, store } = await scope(ctx);
+    const { model, store, allowLoopback } = await scope(ctx);
     noteAudit(ctx, { summary: `webhook to ${body.url.slice(0, 200)} refused` });
     const urlProblem = webhookUrlProblem(body.url);
     if (urlProblem) throw refusedUrl(`The webhook URL ${urlProblem}`);
-    const verbs = body.verbs ? FEED_VERBS.filter((v) => body.verbs!.includes(v)) : [...FEED_VERBS];
+    const asked = body.verbs ?? FEED_VERBS;
+    const verbs = FEED_VERBS.filter((v) => asked.includes(v));
     const tables = [...new Set(body.tables)];
     const filter = body.filter?.trim() ? body.filter : null;
     compileEventTest(model, { tables, verbs, filter });
-    const egress = await egressProblem(body.url, deps.webhooks!.allowLoopback);
+    const egress = await egressProblem(body.url, allowLoopback);
     if (egress) throw refusedUrl(`The webhook URL is refused by the egress policy: ${egress}`);
     const created: WebhookSubscription = {
       id: `wh_${randomBytes(12).toString("hex")}`,
