@@ -10,9 +10,6 @@ import { z } from "zod";
 import { errors } from "../errors.ts";
 import { ADMIN_ROLES } from "../keys/key-record.ts";
 
-/** The verdict message of a failed login whose reason must not be shown (the auth service answers its generic 4015). */
-export const GENERIC_LOGIN_FAILURE = errors.loginFailed().message;
-
 export const authenticateBodySchema = z.strictObject({
   /** API version named in the login URL; 404 when the project has no such version. */
   version: z.string().max(63).optional(),
@@ -58,12 +55,77 @@ export const verdictSuccessSchema = z.object({
 });
 export type VerdictSuccess = z.infer<typeof verdictSuccessSchema>;
 
-/** A failed verdict. `message` is safe to show to the client (already summarised, or GENERIC_LOGIN_FAILURE). */
-export const verdictFailureSchema = z.object({
+/**
+ * A failed login whose client gets the standard 401/4015 answer: a wrong user name or
+ * password, a token refused, a custom provider that refused without showing its words
+ * (or failed, or answered out of shape).
+ */
+export interface VerdictRefused {
+  ok: false;
+  reason: "refused";
+}
+
+/**
+ * A failed login refused by a custom provider in its own words (`exposeProviderMessages`):
+ * the client is shown `message` (already cleaned and clipped by the data service).
+ */
+export interface VerdictProviderMessage {
+  ok: false;
+  reason: "providerMessage";
+  message: string;
+}
+
+/** A failed verdict: the auth service's answer to the client depends on `reason`, never on the text. */
+export type VerdictFailure = VerdictRefused | VerdictProviderMessage;
+
+/** The verdict of a refused login. */
+export const REFUSED: VerdictRefused = Object.freeze({ ok: false, reason: "refused" });
+
+/**
+ * The standard text of a failed login (401/4015). Compatibility only: the release before
+ * typed reasons sent every failure as `{ok: false, message}`, this text meaning "refused".
+ */
+const STANDARD_LOGIN_FAILURE = errors.loginFailed().message;
+
+/** A failed verdict as it travels: this release sends `reason` (see verdictOnTheWire); the one before it, only `message`. */
+const failureOnTheWireSchema = z.object({
   ok: z.literal(false),
-  message: z.string(),
+  reason: z.enum(["refused", "providerMessage"]).optional(),
+  message: z.string().optional(),
 });
-export type VerdictFailure = z.infer<typeof verdictFailureSchema>;
+
+/**
+ * A failed verdict, parsed and normalised to its typed reason.
+ *
+ * Compatibility path, and the only place that reads the text: an answer without `reason` comes
+ * from the data service of the release before typed reasons (during a rollout, or after a
+ * rollback); it is "refused" when its `message` is the standard text, and the provider's message
+ * otherwise. Neither a `reason` nor a `message`, or `providerMessage` without its message: out of
+ * contract.
+ */
+export const verdictFailureSchema = failureOnTheWireSchema.transform((wire, ctx): VerdictFailure => {
+  const { reason, message } = wire;
+  if (reason === "refused") return { ok: false, reason };
+  if (message !== undefined) {
+    if (reason === undefined && message === STANDARD_LOGIN_FAILURE) return { ok: false, reason: "refused" };
+    return { ok: false, reason: "providerMessage", message };
+  }
+  ctx.addIssue({ code: "custom", message: "a failed verdict needs a reason, or a message to show" });
+  return z.NEVER;
+});
+
+/**
+ * A verdict as the data service sends it: a refused one also carries the standard text as
+ * `message`, which the auth service of the release before typed reasons requires (it reads
+ * `message`, not `reason`). So logins answer the same while both releases run side by side;
+ * once no auth service of that release runs, "refused" can travel without it.
+ */
+export function verdictOnTheWire<S extends { ok: true }>(
+  verdict: S | VerdictFailure,
+): S | VerdictProviderMessage | (VerdictRefused & { message: string }) {
+  if (verdict.ok || verdict.reason !== "refused") return verdict;
+  return { ...verdict, message: STANDARD_LOGIN_FAILURE };
+}
 
 /**
  * The answer of `POST …/authenticate`. A 429 instead (the account's JavaScript used its share of

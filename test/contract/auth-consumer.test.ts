@@ -284,8 +284,8 @@ describe("contract: auth service → data service internal API (consumer)", () =
       expect(answer?.verdict).to.include({ ok: true, changePasswordResult: "success" });
     });
 
-    it("wrong credentials: verdict ok:false with a message", async () => {
-      const response = { project: projectSettings, verdict: { ok: false, message: string("Login failed") } };
+    it("wrong credentials: verdict ok:false, refused (the client gets the standard answer)", async () => {
+      const response = { project: projectSettings, verdict: { ok: false, reason: "refused" } };
       const answer = await authenticate(
         STATES.demoWithAlice,
         "a login with a wrong password",
@@ -294,7 +294,23 @@ describe("contract: auth service → data service internal API (consumer)", () =
         200,
         response,
       );
-      expect(answer?.verdict).to.deep.equal({ ok: false, message: "Login failed" });
+      expect(answer?.verdict).to.deep.equal({ ok: false, reason: "refused" });
+    });
+
+    it("a custom provider that refuses in its own words: verdict ok:false, providerMessage, with its message", async () => {
+      const { messageProject } = FIXTURE;
+      const { identityFields: _, ...withoutFields } = projectSettings;
+      const settings = { ...withoutFields, name: messageProject.name, provider: "custom" };
+      const verdict = { ok: false, reason: "providerMessage", message: string(messageProject.message) };
+      const answer = await authenticate(
+        STATES.customShowingItsMessage,
+        "a login a custom provider refuses in its own words",
+        messageProject.name,
+        loginBody(alice.username, FIXTURE.wrongPassword),
+        200,
+        { project: settings, verdict },
+      );
+      expect(answer?.verdict).to.deep.equal(reify(verdict));
     });
 
     it("a missing project: 404, which the client reports as null", async () => {
@@ -436,8 +452,8 @@ describe("contract: auth service → data service internal API (consumer)", () =
       expect(answer?.verdict).to.include({ ok: true, changePasswordResult: "success" });
     });
 
-    it("POST …/admin-login, wrong password: verdict ok:false", async () => {
-      const response = { verdict: { ok: false, message: string("Login failed") } };
+    it("POST …/admin-login, wrong password: verdict ok:false, refused", async () => {
+      const response = { verdict: { ok: false, reason: "refused" } };
       const answer = await adminLogin(
         STATES.acmeWithAdmin,
         "an administrator's login with a wrong password",
@@ -445,11 +461,11 @@ describe("contract: auth service → data service internal API (consumer)", () =
         credentials(FIXTURE.wrongPassword),
         response,
       );
-      expect(answer?.verdict.ok).to.equal(false);
+      expect(answer?.verdict).to.deep.equal({ ok: false, reason: "refused" });
     });
 
     it("POST …/admin-login to a missing account: 200 and a failed verdict, as for a wrong password", async () => {
-      const response = { verdict: { ok: false, message: string("Login failed") } };
+      const response = { verdict: { ok: false, reason: "refused" } };
       const answer = await adminLogin(
         STATES.noMissingAccount,
         "an administrator's login to a missing account",
@@ -457,7 +473,7 @@ describe("contract: auth service → data service internal API (consumer)", () =
         credentials(admin.password),
         response,
       );
-      expect(answer?.verdict.ok).to.equal(false);
+      expect(answer?.verdict).to.deep.equal({ ok: false, reason: "refused" });
     });
 
     it("POST …/audit: 204, the report is stored", async () => {
@@ -526,7 +542,7 @@ describe("contract: auth service → data service internal API (consumer)", () =
       expect(pactJson.consumer.name).to.equal(CONSUMER);
       expect(pactJson.provider.name).to.equal(PROVIDER);
       expect(pactJson.metadata.pactSpecification.version).to.match(/^4\./);
-      expect(pactJson.interactions).to.have.length(21);
+      expect(pactJson.interactions).to.have.length(22);
       expect(pactJson.interactions.map((i) => i.description)).to.not.include(
         "a header check that must not be written to the pact",
       );

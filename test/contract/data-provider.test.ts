@@ -132,6 +132,24 @@ describe("contract: data service internal API (provider)", () => {
       });
       ensure(await admin.putProject(account, name, definition), `PUT project ${account}/${name}`);
     },
+    [STATES.customShowingItsMessage]: async () => {
+      ensure(await admin.putAccount(account), `PUT account ${account}`);
+      const { name, message } = FIXTURE.messageProject;
+      const definition = demoProject({
+        authentication: {
+          provider: "custom",
+          library: "outspoken",
+          createFunction: "outspokenCreate",
+          exposeProviderMessages: true,
+        },
+        libraries: {
+          outspoken: {
+            code: `function outspokenCreate() { return { authenticate() { return { errorMessage: ${JSON.stringify(message)} }; } }; }`,
+          },
+        },
+      });
+      ensure(await admin.putProject(account, name, definition), `PUT project ${account}/${name}`);
+    },
     [STATES.oidcProject]: async () => {
       ensure(await admin.putAccount(account), `PUT account ${account}`);
       const { name, issuer, audience } = FIXTURE.oidcProject;

@@ -32,6 +32,8 @@ export const STATES = {
   customWithIdentityFields:
     "project acme/mailers has a custom provider that declares its identity field email",
   oidcProject: "project acme/federated has an oidc provider",
+  customShowingItsMessage:
+    "project acme/outspoken has a custom provider that refuses logins in its own words",
   acmeWithAdmin: "account acme exists with admin ann",
   noMissingAccount: "no account nowhere",
 } as const;
@@ -44,6 +46,8 @@ export const FIXTURE = {
   missingProject: "missing",
   /** A custom provider's project that declares `authentication.identityFields`. */
   customProject: { name: "mailers", identityFields: ["email"] },
+  /** A custom provider's project that shows the client its own message when it refuses a login. */
+  messageProject: { name: "outspoken", message: "Account locked" },
   /** A project whose logins are tokens of an OpenID Connect issuer (`provider: "oidc"`). */
   oidcProject: { name: "federated", issuer: "https://login.example.com/realms/acme", audience: "tessera" },
   missingVersion: "v9",

@@ -85,6 +85,21 @@ describe("sample custom providers through the gateway", () => {
       }),
     );
     expect(secret.status, JSON.stringify(secret.body)).to.equal(201);
+    const outspoken = await admin.putProject(
+      "acme",
+      "outspoken",
+      demoProject({
+        authentication: {
+          provider: "custom",
+          library: "secretWord",
+          createFunction: "secretWordCreate",
+          config: { secretWord: "Tessera", roles: ["Full access"] },
+          exposeProviderMessages: true,
+        },
+        libraries: { secretWord: { code: secretWordCode } },
+      }),
+    );
+    expect(outspoken.status, JSON.stringify(outspoken.body)).to.equal(201);
     const ids = await admin.putProject(
       "acme",
       "ids",
@@ -127,6 +142,18 @@ describe("sample custom providers through the gateway", () => {
       expect(r.status).to.equal(401);
       expect(r.body.errorCode).to.equal(4015);
       expect(r.body.errorMessage).to.not.contain("secret word");
+      expect(r.body.errorMessage).to.equal("Login failed: unknown user or wrong password");
+    });
+    it("with exposeProviderMessages, a wrong word is 401/4015 in the provider's own words", async () => {
+      const r = await projectClient(platform.baseUrl, "acme", "outspoken").login({
+        username: "zoe",
+        password: "nope",
+      });
+      expect([r.status, r.body.errorCode, r.body.errorMessage]).to.deep.equal([
+        401,
+        4015,
+        "Login failed: Sorry, that is not the secret word",
+      ]);
     });
     it("a password change the provider does not support is notSupported, and the login succeeds", async () => {
       const r = await client().login(

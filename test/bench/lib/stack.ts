@@ -101,6 +101,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       MONGO_URL: mongo.url,
       META_DB: metaDb,
       TENANT_DB_PREFIX: dbPrefix,
+      // Webhooks are delivered only by the scenario that measures them (its own data service).
+      WEBHOOK_DELIVERY: "false",
     };
     const dataUrl = `http://127.0.0.1:${dataPort}`;
     const authUrl = `http://127.0.0.1:${authPort}`;

@@ -8,7 +8,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { expect } from "chai";
 import { createDataServiceClient } from "../../../services/auth/src/clients/data-service-client.ts";
-import { ApiError, ErrorCode } from "../../../shared/errors.ts";
+import { ApiError, ErrorCode, errors } from "../../../shared/errors.ts";
 
 interface Answer {
   status: number;
@@ -90,6 +90,21 @@ describe("auth service: the data service client parses every answer with its con
       const err = await failure(client().authenticate("acme", "demo", body, "r1"));
       expect([err.statusCode, err.errorCode], JSON.stringify(verdict)).to.deep.equal([503, 5031]);
     }
+  });
+
+  it("a failed verdict of the data service before typed reasons ({ok: false, message}) is read as its reason", async () => {
+    const body = { payload: { username: "a" }, enablePasswordChange: false };
+    answering(200, { project: SETTINGS, verdict: { ok: false, message: errors.loginFailed().message } });
+    expect((await client().authenticate("acme", "demo", body, "r1"))?.verdict).to.deep.equal({
+      ok: false,
+      reason: "refused",
+    });
+    answering(200, { project: SETTINGS, verdict: { ok: false, message: "Account locked" } });
+    expect((await client().authenticate("acme", "demo", body, "r1"))?.verdict).to.deep.equal({
+      ok: false,
+      reason: "providerMessage",
+      message: "Account locked",
+    });
   });
 
   it("an administrator with a role the contract does not know: 503/5031", async () => {

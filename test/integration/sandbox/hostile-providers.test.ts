@@ -7,7 +7,6 @@ import { expect } from "chai";
 import {
   type CustomProviderOptions,
   createCustomProvider,
-  GENERIC_LOGIN_FAILURE,
 } from "../../../services/data/src/providers/custom-provider.ts";
 import type { ProviderVerdict } from "../../../services/data/src/providers/provider.ts";
 import { ProcessSandboxPool } from "../../../services/data/src/sandbox/index.ts";
@@ -87,7 +86,7 @@ describe("hostile custom providers", function () {
     const { verdict, provider: p } = await login(library(code, opts), {
       timeoutMs: opts.timeoutMs ?? GENEROUS_TIMEOUT_MS,
     });
-    expect(verdict).to.deep.equal({ ok: false, message: GENERIC_LOGIN_FAILURE });
+    expect(verdict).to.deep.equal({ ok: false, reason: "refused" });
     expect(pool.stats().processes?.restarts.unresponsive ?? 0, "answered by its process").to.equal(0);
     expect(logger.text()).to.match(reason);
     expect(logger.text()).to.not.contain("secret-pw");
@@ -233,7 +232,7 @@ describe("hostile custom providers", function () {
       const { verdict } = await login(library(code), { allowedHosts, exposeProviderMessages: true });
       expect(verdict.ok, url).to.equal(false);
       // Refused by the address check, before any connection (not a connection error or timeout).
-      expect(!verdict.ok && verdict.message, url).to.match(
+      expect(!verdict.ok && verdict.reason === "providerMessage" && verdict.message, url).to.match(
         /^TesseraHostError: fetchJson: .* resolves to a (loopback|private|link-local|unspecified) address, which is not allowed/,
       );
     }
@@ -244,7 +243,7 @@ describe("hostile custom providers", function () {
         allowedHosts,
       },
     );
-    expect(verdict).to.deep.equal({ ok: false, message: GENERIC_LOGIN_FAILURE });
+    expect(verdict).to.deep.equal({ ok: false, reason: "refused" });
   });
 
   it("fetching hosts outside the allow-list or other schemes is refused", async () => {
@@ -259,7 +258,7 @@ describe("hostile custom providers", function () {
         allowedHosts: ["example.org"],
         exposeProviderMessages: true,
       });
-      expect(!verdict.ok && verdict.message, url).to.match(
+      expect(!verdict.ok && verdict.reason === "providerMessage" && verdict.message, url).to.match(
         /allowed hosts|only http and https|credentials in the URL/,
       );
     }
@@ -293,7 +292,7 @@ describe("hostile custom providers", function () {
       ["function hostileCreate() { return {} }", "hostileCreate", /"kind":"script"/],
     ] as const) {
       const { verdict } = await login(code, { createFunction });
-      expect(verdict, code).to.deep.equal({ ok: false, message: GENERIC_LOGIN_FAILURE });
+      expect(verdict, code).to.deep.equal({ ok: false, reason: "refused" });
       // Logged by kind and fingerprint: the library's own text (it embeds the configuration) is not.
       expect(logger.text(), code).to.match(reason);
       expect(logger.text(), code).to.match(/"provider":"hostileCreate"/);
@@ -349,7 +348,7 @@ describe("hostile custom providers", function () {
       }
       const outcomes = await settled;
       for (const o of outcomes) {
-        expect(o.value).to.deep.equal({ ok: false, message: GENERIC_LOGIN_FAILURE });
+        expect(o.value).to.deep.equal({ ok: false, reason: "refused" });
         // Cut by the time limit (1 s), never before it.
         expect(o.ms).to.be.at.least(900);
       }

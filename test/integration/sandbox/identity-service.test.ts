@@ -11,7 +11,6 @@ import { expect } from "chai";
 import {
   type CustomProviderOptions,
   createCustomProvider,
-  GENERIC_LOGIN_FAILURE,
 } from "../../../services/data/src/providers/custom-provider.ts";
 import {
   createFetchJson,
@@ -229,11 +228,12 @@ describe("sample provider: identity service (real HTTP)", function () {
         await createCustomProvider(options()).authenticate({ payload, enablePasswordChange: false }),
       ).to.deep.equal({
         ok: false,
-        message: GENERIC_LOGIN_FAILURE,
+        reason: "refused",
       });
       const exposed = createCustomProvider(options({ exposeProviderMessages: true }));
       expect(await exposed.authenticate({ payload, enablePasswordChange: false })).to.deep.equal({
         ok: false,
+        reason: "providerMessage",
         message: "Bad credentials",
       });
       expect(logger.text()).to.not.contain("wrong");
@@ -246,6 +246,7 @@ describe("sample provider: identity service (real HTTP)", function () {
       );
       expect(await notAllowed.authenticate({ payload, enablePasswordChange: false })).to.deep.equal({
         ok: false,
+        reason: "providerMessage",
         message: "The identity service could not be reached",
       });
       const down = createCustomProvider(
@@ -253,6 +254,7 @@ describe("sample provider: identity service (real HTTP)", function () {
       );
       expect(await down.authenticate({ payload, enablePasswordChange: false })).to.deep.equal({
         ok: false,
+        reason: "providerMessage",
         message: "The identity service could not be reached",
       });
       const strictPool = new ProcessSandboxPool({ allowLoopbackFetch: false });
@@ -261,7 +263,7 @@ describe("sample provider: identity service (real HTTP)", function () {
         const strict = createCustomProvider(options({ pool: strictPool }));
         expect(await strict.authenticate({ payload, enablePasswordChange: false })).to.deep.equal({
           ok: false,
-          message: GENERIC_LOGIN_FAILURE,
+          reason: "refused",
         });
       } finally {
         await strictPool.close();

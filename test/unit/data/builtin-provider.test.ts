@@ -7,7 +7,6 @@ import type {
   StoredUser,
   UserStore,
 } from "../../../services/data/src/store/user-store.ts";
-import { GENERIC_LOGIN_FAILURE } from "../../../shared/contracts/internal-api.ts";
 
 function setup(users: Record<string, StoredUser>) {
   const calls: string[] = [];
@@ -55,14 +54,14 @@ describe("built-in provider", () => {
         payload: { username: "nobody", password: "x" },
         enablePasswordChange: false,
       }),
-    ).to.deep.equal({ ok: false, message: GENERIC_LOGIN_FAILURE });
+    ).to.deep.equal({ ok: false, reason: "refused" });
     expect(calls).to.deep.equal(["dummy"]);
     expect(
       await provider.authenticate({
         payload: { username: "alice", password: "x" },
         enablePasswordChange: false,
       }),
-    ).to.deep.equal({ ok: false, message: GENERIC_LOGIN_FAILURE });
+    ).to.deep.equal({ ok: false, reason: "refused" });
     expect(calls).to.deep.equal(["dummy", "verify"]);
   });
   it("returns only roles the project still has, and the user's globals", async () => {

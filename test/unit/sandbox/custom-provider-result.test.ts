@@ -2,7 +2,6 @@
 import { expect } from "chai";
 import {
   expirationMillis,
-  GENERIC_LOGIN_FAILURE,
   type MappingContext,
   mapAuthenticateResult,
   mapLoginInfo,
@@ -65,20 +64,21 @@ describe("custom provider answers", () => {
   it("summarises errorMessage unless exposeProviderMessages", () => {
     expect(mapAuthenticateResult({ errorMessage: "Account locked" }, ctx()).verdict).to.deep.equal({
       ok: false,
-      message: GENERIC_LOGIN_FAILURE,
+      reason: "refused",
     });
     expect(
       mapAuthenticateResult({ errorMessage: "Account\nlocked" }, ctx({ exposeProviderMessages: true }))
         .verdict,
     ).to.deep.equal({
       ok: false,
+      reason: "providerMessage",
       message: "Account locked",
     });
     expect(
       mapAuthenticateResult({ errorMessage: 42 }, ctx({ exposeProviderMessages: true })).verdict,
     ).to.deep.equal({
       ok: false,
-      message: GENERIC_LOGIN_FAILURE,
+      reason: "refused",
     });
     expect(mapAuthenticateResult({ errorMessage: "" }, ctx()).verdict.ok).to.equal(false);
   });
@@ -107,7 +107,7 @@ describe("custom provider answers", () => {
       const mapped = mapAuthenticateResult(raw, ctx());
       expect(mapped.verdict, JSON.stringify(raw)?.slice(0, 80)).to.deep.equal({
         ok: false,
-        message: GENERIC_LOGIN_FAILURE,
+        reason: "refused",
       });
       expect(mapped.malformed).to.equal(true);
     }

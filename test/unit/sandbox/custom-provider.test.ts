@@ -3,7 +3,6 @@ import { expect } from "chai";
 import {
   type CustomProviderOptions,
   createCustomProvider,
-  GENERIC_LOGIN_FAILURE,
 } from "../../../services/data/src/providers/custom-provider.ts";
 import { IsolatePool } from "../../../services/data/src/sandbox/index.ts";
 import { ApiError } from "../../../shared/errors.ts";
@@ -87,7 +86,7 @@ describe("custom provider runtime", () => {
       "function create() { return { authenticate: () => new Promise((r) => setTimeout(() => r({ roleNames: [] }), 300)) } }";
     expect(await createCustomProvider(options(code, { timeoutMs: 100 })).authenticate(login)).to.deep.equal({
       ok: false,
-      message: GENERIC_LOGIN_FAILURE,
+      reason: "refused",
     });
     expect(logger.text()).to.match(/did not finish within 100 ms/);
     expect(await createCustomProvider(options(code, { timeoutMs: 2000 })).authenticate(login)).to.include({

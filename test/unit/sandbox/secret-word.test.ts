@@ -4,7 +4,6 @@ import { expect } from "chai";
 import {
   type CustomProviderOptions,
   createCustomProvider,
-  GENERIC_LOGIN_FAILURE,
 } from "../../../services/data/src/providers/custom-provider.ts";
 import { IsolatePool } from "../../../services/data/src/sandbox/index.ts";
 import { ApiError } from "../../../shared/errors.ts";
@@ -72,7 +71,7 @@ describe("sample provider: secret word", () => {
       }),
     ).to.deep.equal({
       ok: false,
-      message: GENERIC_LOGIN_FAILURE,
+      reason: "refused",
     });
     const shown = createCustomProvider(options({ exposeProviderMessages: true }));
     expect(
@@ -82,12 +81,14 @@ describe("sample provider: secret word", () => {
       }),
     ).to.deep.equal({
       ok: false,
+      reason: "providerMessage",
       message: "Sorry, that is not the secret word",
     });
     expect(
       await shown.authenticate({ payload: { password: "Open sesame" }, enablePasswordChange: false }),
     ).to.deep.equal({
       ok: false,
+      reason: "providerMessage",
       message: "Please tell us your name",
     });
   });
@@ -153,7 +154,7 @@ describe("sample provider: secret word", () => {
       await broken.authenticate({ payload: { username: "a", password: "" }, enablePasswordChange: false }),
     ).to.deep.equal({
       ok: false,
-      message: GENERIC_LOGIN_FAILURE,
+      reason: "refused",
     });
     // What configure threw, as a fingerprint (provider text can quote what it was given).
     expect(logger.text()).to.contain(

@@ -4,10 +4,7 @@
  * before the provider sees it), revalidation and disable of a key (provider not
  * called), password change on login.
  */
-import {
-  type AuthenticateResponse,
-  GENERIC_LOGIN_FAILURE,
-} from "../../../../shared/contracts/internal-api.ts";
+import type { AuthenticateResponse, VerdictFailure } from "../../../../shared/contracts/internal-api.ts";
 import { errors } from "../../../../shared/errors.ts";
 import { generateKeyId } from "../../../../shared/key-format.ts";
 import type { KeyRecord } from "../../../../shared/keys/key-record.ts";
@@ -99,9 +96,7 @@ async function login(deps: AuthenticationDeps, req: AuthenticationRequest, paylo
   }
   const { project, verdict } = answer;
   deps.identityFields.observe(project);
-  if (!verdict.ok) {
-    throw errors.loginFailed(verdict.message === GENERIC_LOGIN_FAILURE ? undefined : verdict.message);
-  }
+  if (!verdict.ok) throw loginFailure(verdict);
   const now = deps.now();
   const record: KeyRecord = {
     id: generateKeyId(),
@@ -127,4 +122,14 @@ async function login(deps: AuthenticationDeps, req: AuthenticationRequest, paylo
       verdict.changePasswordMessage ?? "The authentication provider does not support password change";
   }
   return response;
+}
+
+/** The client's answer to a failed login: the standard 401/4015, in the provider's own words when it gave them. */
+function loginFailure(verdict: VerdictFailure) {
+  switch (verdict.reason) {
+    case "refused":
+      return errors.loginFailed();
+    case "providerMessage":
+      return errors.loginFailed(verdict.message);
+  }
 }

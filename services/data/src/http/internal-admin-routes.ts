@@ -13,6 +13,7 @@ import {
   type AccountInfo,
   adminLoginBodySchema,
   auditReportBodySchema,
+  verdictOnTheWire,
 } from "../../../../shared/contracts/internal-api.ts";
 import { errors } from "../../../../shared/errors.ts";
 import { readJsonBody } from "../../../../shared/http/json-body.ts";
@@ -48,7 +49,8 @@ export function addInternalAdminRoutes(router: Router, deps: InternalAdminDeps):
   router.post("/accounts/:account/admin-login", async (ctx) => {
     const parsed = adminLoginBodySchema.safeParse(await readJsonBody(ctx, deps.maxBodyBytes));
     if (!parsed.success) throw errors.malformed("Invalid admin login request");
-    ctx.body = await authenticateAdmin(deps, accountName(ctx), parsed.data);
+    const { verdict } = await authenticateAdmin(deps, accountName(ctx), parsed.data);
+    ctx.body = { verdict: verdictOnTheWire(verdict) };
   });
 
   router.post("/accounts/:account/audit", async (ctx) => {

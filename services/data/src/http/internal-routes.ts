@@ -6,7 +6,7 @@
 import Router from "@koa/router";
 import type { Context, Next } from "koa";
 import type { AuthenticateBody, ProjectSettings } from "../../../../shared/contracts/internal-api.ts";
-import { authenticateBodySchema } from "../../../../shared/contracts/internal-api.ts";
+import { authenticateBodySchema, verdictOnTheWire } from "../../../../shared/contracts/internal-api.ts";
 import { errors } from "../../../../shared/errors.ts";
 import { hasBearerToken } from "../../../../shared/http/bearer.ts";
 import { readJsonBody } from "../../../../shared/http/json-body.ts";
@@ -77,7 +77,7 @@ export function internalRouter(deps: InternalDeps): Router {
       payload: body.payload,
       enablePasswordChange: body.enablePasswordChange,
     });
-    ctx.body = { project: settingsOf(model), verdict };
+    ctx.body = { project: settingsOf(model), verdict: verdictOnTheWire(verdict) };
   });
   addInternalAdminRoutes(router, deps);
   return router;

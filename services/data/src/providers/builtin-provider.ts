@@ -2,13 +2,11 @@
  * The built-in provider: users stored per project (admin API), passwords
  * checked with argon2id; supports password change on login.
  */
-import { GENERIC_LOGIN_FAILURE } from "../../../../shared/contracts/internal-api.ts";
+import { REFUSED } from "../../../../shared/contracts/internal-api.ts";
 import { checkPasswordLogin } from "../credentials/password-login.ts";
 import type { PasswordHasher } from "../credentials/passwords.ts";
 import type { ProjectIncarnation, UserStore } from "../store/user-store.ts";
-import type { AuthProvider, LoginInfo, ProviderVerdict } from "./provider.ts";
-
-const FAILED: ProviderVerdict = { ok: false, message: GENERIC_LOGIN_FAILURE };
+import type { AuthProvider, LoginInfo } from "./provider.ts";
 
 export const BUILTIN_LOGIN_INFO: LoginInfo = {
   fields: [
@@ -37,7 +35,7 @@ export function createBuiltinProvider(options: {
         changePassword: (username, expectedHash, newHash) =>
           users.changePassword(project, username, expectedHash, newHash),
       });
-      if (!login.ok) return FAILED;
+      if (!login.ok) return REFUSED;
       const user = login.holder;
       return {
         ok: true,

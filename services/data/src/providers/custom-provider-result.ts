@@ -5,12 +5,9 @@
  * logged, never an exception.
  */
 import { z } from "zod";
-import { GENERIC_LOGIN_FAILURE } from "../../../../shared/contracts/internal-api.ts";
+import { REFUSED, type VerdictFailure } from "../../../../shared/contracts/internal-api.ts";
 import { isPlainObject } from "../domain/model/column-values.ts";
 import type { ChangePasswordResult, LoginField, LoginInfo, ProviderVerdict } from "./provider.ts";
-
-/** The message of a failed login when the provider's own text is not shown. */
-export { GENERIC_LOGIN_FAILURE };
 
 const MAX_KEY_LIFETIME_SECONDS = 366 * 24 * 3600;
 const MAX_GLOBALS_BYTES = 64 * 1024;
@@ -86,8 +83,8 @@ function clip(text: string, max = MAX_MESSAGE): string {
   return clean.length > max ? `${clean.slice(0, max)}…` : clean;
 }
 
-function fail(message: string, notes: string[], malformed: boolean): MappedVerdict {
-  return { verdict: { ok: false, message }, notes, malformed };
+function fail(verdict: VerdictFailure, notes: string[], malformed: boolean): MappedVerdict {
+  return { verdict, notes, malformed };
 }
 
 /**
@@ -112,10 +109,9 @@ function jsonSize(value: unknown): number {
 
 export function mapAuthenticateResult(raw: unknown, ctx: MappingContext): MappedVerdict {
   const notes: string[] = [];
-  const generic = GENERIC_LOGIN_FAILURE;
   if (!isPlainObject(raw)) {
     return fail(
-      generic,
+      REFUSED,
       [
         `authenticate returned ${raw === null ? "null" : Array.isArray(raw) ? "an array" : typeof raw}, not an object`,
       ],
@@ -125,12 +121,15 @@ export function mapAuthenticateResult(raw: unknown, ctx: MappingContext): Mapped
 
   if (raw.errorMessage !== undefined && raw.errorMessage !== null) {
     const own = typeof raw.errorMessage === "string" ? clip(raw.errorMessage) : "";
-    const message = ctx.exposeProviderMessages && own !== "" ? own : generic;
-    return fail(message, ["the provider refused the login"], false);
+    const verdict: VerdictFailure =
+      ctx.exposeProviderMessages && own !== ""
+        ? { ok: false, reason: "providerMessage", message: own }
+        : REFUSED;
+    return fail(verdict, ["the provider refused the login"], false);
   }
 
   const parsed = grantSchema.safeParse(raw);
-  if (!parsed.success) return fail(generic, [...new Set(parsed.error.issues.map((i) => i.message))], true);
+  if (!parsed.success) return fail(REFUSED, [...new Set(parsed.error.issues.map((i) => i.message))], true);
   const grant = parsed.data;
 
   const asked = [...new Set(grant.roleNames)];
@@ -142,19 +141,19 @@ export function mapAuthenticateResult(raw: unknown, ctx: MappingContext): Mapped
   const userIdentifier =
     grant.userIdentifier ?? (typeof ctx.payload.username === "string" ? ctx.payload.username : undefined);
   if (userIdentifier === undefined || userIdentifier.trim() === "") {
-    return fail(generic, ["no userIdentifier, and the login has no username to default to"], true);
+    return fail(REFUSED, ["no userIdentifier, and the login has no username to default to"], true);
   }
-  if (userIdentifier.length > MAX_USER_IDENTIFIER) return fail(generic, ["userIdentifier is too long"], true);
+  if (userIdentifier.length > MAX_USER_IDENTIFIER) return fail(REFUSED, ["userIdentifier is too long"], true);
 
   // Expiry: keyExpiration (absolute) and/or keyLifetimeSeconds; keyExpiration wins downstream.
   let keyExpiration: number | undefined;
   if (grant.keyExpiration !== undefined && grant.keyExpiration !== null) {
     keyExpiration = expirationMillis(grant.keyExpiration);
     if (keyExpiration === undefined)
-      return fail(generic, ["keyExpiration is not a date or a timestamp"], true);
-    if (keyExpiration <= ctx.now) return fail(generic, ["keyExpiration is in the past"], true);
+      return fail(REFUSED, ["keyExpiration is not a date or a timestamp"], true);
+    if (keyExpiration <= ctx.now) return fail(REFUSED, ["keyExpiration is in the past"], true);
     if (keyExpiration > ctx.now + MAX_KEY_LIFETIME_SECONDS * 1000) {
-      return fail(generic, ["keyExpiration is more than 366 days away"], true);
+      return fail(REFUSED, ["keyExpiration is more than 366 days away"], true);
     }
   }
   const keyLifetimeSeconds =

@@ -15,11 +15,12 @@
  * timeoutMs})` to reach the project's `allowedHosts`.
  *
  * Failures: a provider that throws, times out, runs out of memory or answers
- * garbage gives `{ok: false}` (logged by kind and a fingerprint of the error
+ * garbage gives a refused verdict (logged by kind and a fingerprint of the error
  * text, which can quote the credentials). Only a
  * sandbox that cannot take the call at all (shut down, at capacity, queue
  * full) is an error: 503 (`errors.unavailable`).
  */
+import { REFUSED } from "../../../../shared/contracts/internal-api.ts";
 import { errors } from "../../../../shared/errors.ts";
 import { fingerprint } from "../../../../shared/loggable-error.ts";
 import { isPlainObject } from "../domain/model/column-values.ts";
@@ -32,15 +33,8 @@ import {
   type SandboxProgram,
 } from "../sandbox/index.ts";
 import { isolateFunction } from "../sandbox/isolate-script.ts";
-import {
-  DEFAULT_LOGIN_INFO,
-  GENERIC_LOGIN_FAILURE,
-  mapAuthenticateResult,
-  mapLoginInfo,
-} from "./custom-provider-result.ts";
+import { DEFAULT_LOGIN_INFO, mapAuthenticateResult, mapLoginInfo } from "./custom-provider-result.ts";
 import type { AuthenticateRequest, AuthProvider, LoginInfo, ProviderVerdict } from "./provider.ts";
-
-export { GENERIC_LOGIN_FAILURE } from "./custom-provider-result.ts";
 
 export interface CustomProviderOptions {
   pool: SandboxPool;
@@ -154,7 +148,7 @@ export function createCustomProvider(options: CustomProviderOptions): CustomAuth
 
   function failure(details: Record<string, unknown>): ProviderVerdict {
     logger.warn({ programKey, ...details }, "custom authentication provider: login failed");
-    return { ok: false, message: GENERIC_LOGIN_FAILURE };
+    return REFUSED;
   }
 
   return {

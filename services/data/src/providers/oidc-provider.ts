@@ -11,7 +11,7 @@
  * token); an issuer whose keys cannot be fetched is 503.
  */
 import { type JWTPayload, errors as joseErrors, jwtVerify } from "jose";
-import { GENERIC_LOGIN_FAILURE } from "../../../../shared/contracts/internal-api.ts";
+import { REFUSED } from "../../../../shared/contracts/internal-api.ts";
 import { errors } from "../../../../shared/errors.ts";
 import type { OidcDefinition } from "../domain/definition/project-definition.ts";
 import { isPlainObject } from "../domain/model/column-values.ts";
@@ -19,7 +19,6 @@ import type { SandboxLogger } from "../sandbox/index.ts";
 import { IssuerUnavailableError, type KeySet, type OidcKeys } from "./oidc-keys.ts";
 import type { AuthProvider, LoginInfo, ProviderVerdict } from "./provider.ts";
 
-const FAILED: ProviderVerdict = { ok: false, message: GENERIC_LOGIN_FAILURE };
 const TOKEN_FIELDS = ["id_token", "access_token"] as const;
 const MAX_TOKEN_LENGTH = 16 * 1024;
 const MAX_GLOBALS_BYTES = 64 * 1024;
@@ -104,7 +103,7 @@ export function createOidcProvider(options: OidcProviderOptions): AuthProvider {
 
   function refused(reason: string): ProviderVerdict {
     logger.warn({ programKey, reason }, "oidc provider refused a login");
-    return FAILED;
+    return REFUSED;
   }
 
   return {

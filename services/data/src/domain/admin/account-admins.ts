@@ -9,7 +9,7 @@ import {
   type AdminInfo,
   type AdminLoginBody,
   type AdminLoginResponse,
-  GENERIC_LOGIN_FAILURE,
+  REFUSED,
 } from "../../../../../shared/contracts/internal-api.ts";
 import type { AdminRole } from "../../../../../shared/keys/key-record.ts";
 import { checkPasswordLogin } from "../../credentials/password-login.ts";
@@ -75,7 +75,7 @@ export async function authenticateAdmin(
       });
     },
   });
-  if (!login.ok) return { verdict: { ok: false, message: GENERIC_LOGIN_FAILURE } };
+  if (!login.ok) return { verdict: REFUSED };
   const info = adminInfo(login.holder);
   if (login.newPasswordHash !== undefined) info.credentialStamp = newStamp;
   return { verdict: { ok: true, ...info, ...login.change } };
