@@ -7,6 +7,7 @@ export const ErrorCode = {
   badFilter: 4002,
   badAttribute: 4003,
   validationFailed: 4004,
+  webhookUrlRefused: 4005,
   noKey: 4011,
   wrongScope: 4012,
   keyExpired: 4013,

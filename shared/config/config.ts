@@ -84,6 +84,25 @@ export function redisTopologyProblems(config: Partial<RedisTopologySettings>): s
     .map((name) => `${name}: required when REDIS_MODE=${config.REDIS_MODE}`);
 }
 
+type WebhookTimings = Pick<
+  DataConfig,
+  "WEBHOOK_TIMEOUT_MS" | "WEBHOOK_CLAIM_IDLE_MS" | "WEBHOOK_BACKOFF_BASE_MS" | "WEBHOOK_BACKOFF_CAP_MS"
+>;
+
+/** Webhook timings that contradict each other (a data service's; absent settings: none). */
+export function webhookProblems(config: Partial<WebhookTimings>): string[] {
+  const problems: string[] = [];
+  const { WEBHOOK_TIMEOUT_MS: timeout, WEBHOOK_CLAIM_IDLE_MS: claim } = config;
+  if (timeout !== undefined && claim !== undefined && claim <= timeout)
+    problems.push(
+      "WEBHOOK_CLAIM_IDLE_MS: must be longer than WEBHOOK_TIMEOUT_MS (a delivery under way is not taken over)",
+    );
+  const { WEBHOOK_BACKOFF_BASE_MS: base, WEBHOOK_BACKOFF_CAP_MS: cap } = config;
+  if (base !== undefined && cap !== undefined && cap < base)
+    problems.push("WEBHOOK_BACKOFF_CAP_MS: must be at least WEBHOOK_BACKOFF_BASE_MS");
+  return problems;
+}
+
 export const commonConfig = {
   HOST: z.string().default("127.0.0.1"),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
@@ -204,6 +223,34 @@ export const dataConfigSchema = z.object({
     .int()
     .min(16 * 1024)
     .default(1024 * 1024),
+  /** Whether this process delivers webhooks (docs/webhooks.md); every process serves the admin API for them. */
+  WEBHOOK_DELIVERY: z
+    .enum(["true", "false"])
+    .default("true")
+    .transform((v) => v === "true"),
+  /** Webhooks (docs/webhooks.md): deliveries each data-service process sends at once, all subscriptions together. */
+  WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(16),
+  /** How long one delivery may take (connect, send, answer) before it counts as failed. */
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
+  /** The first retry's delay; each further one doubles it, up to WEBHOOK_BACKOFF_CAP_MS. */
+  WEBHOOK_BACKOFF_BASE_MS: z.coerce.number().int().min(10).default(5000),
+  WEBHOOK_BACKOFF_CAP_MS: z.coerce
+    .number()
+    .int()
+    .min(10)
+    .default(3600 * 1000),
+  /** How long an event is retried after its first failed attempt before it is parked as a dead letter. */
+  WEBHOOK_RETRY_WINDOW_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(24 * 3600),
+  /** How often each process looks for new events when the last look found none. */
+  WEBHOOK_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(250),
+  /** A delivery pending this long without an answer belongs to a dead process: another one takes it over. */
+  WEBHOOK_CLAIM_IDLE_MS: z.coerce.number().int().min(100).default(60_000),
+  /** Entries kept in each subscription's delivery log. */
+  WEBHOOK_LOG_LENGTH: z.coerce.number().int().min(10).max(100_000).default(1000),
   MAX_BODY_BYTES: z.coerce
     .number()
     .int()
@@ -253,7 +300,10 @@ export class ConfigError extends Error {}
 export function parseConfig<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv): z.infer<S> {
   const result = schema.safeParse(env);
   const problems = result.success
-    ? redisTopologyProblems(result.data as Partial<RedisTopologySettings>)
+    ? [
+        ...redisTopologyProblems(result.data as Partial<RedisTopologySettings>),
+        ...webhookProblems(result.data as Partial<WebhookTimings>),
+      ]
     : result.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`);
   if (result.success && problems.length === 0) return result.data;
   throw new ConfigError(`Invalid configuration:\n  ${problems.join("\n  ")}`);

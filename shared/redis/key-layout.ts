@@ -10,7 +10,10 @@
  *  - request rate limits: the account (`{<account>}`): its own limits, its bucket and its keys'
  *    buckets, so that one script takes a request's tokens.
  *  - a project's change feed (a stream): the tenant database too, so the script that completes a
- *    write intent appends the write's events in the same step.
+ *    write intent appends the write's events in the same step;
+ *  - a project's webhook subscriptions and each one's delivery state (retries, dead letters, log,
+ *    replays): the tenant database as well, so one script moves an event between the feed's
+ *    consumer group and a subscription's retry state.
  * `prefix` is REDIS_PREFIX (no braces: it is validated at start-up).
  */
 
@@ -58,6 +61,27 @@ export function intentDatabasesKey(prefix: string): string {
 /** A project's change feed (Redis Stream): `collectionPrefix` names the project's incarnation. */
 export function feedStreamKey(prefix: string, database: string, collectionPrefix: string): string {
   return `${prefix}feed:{${database}}:${collectionPrefix}`;
+}
+
+/** A project incarnation's webhook subscriptions (hash: subscription id → record), beside its feed. */
+export function webhookSubscriptionsKey(prefix: string, database: string, collectionPrefix: string): string {
+  return `${prefix}hooks:{${database}}:${collectionPrefix}`;
+}
+
+/** What a subscription's delivery keeps (`part`: `retry`, `state`, `dead`, `log`, `replay`), in its feed's slot. */
+export function webhookStateKey(
+  prefix: string,
+  database: string,
+  collectionPrefix: string,
+  subscription: string,
+  part: "retry" | "state" | "dead" | "log" | "replay",
+): string {
+  return `${prefix}hook-${part}:{${database}}:${collectionPrefix}:${subscription}`;
+}
+
+/** Hash of the project incarnations that have webhook subscriptions (where each process looks for work). */
+export function webhookProjectsKey(prefix: string): string {
+  return `${prefix}hook-projects`;
 }
 
 /** The scratch key a data-service process writes before it waits for a replica (replica-acks.ts). */

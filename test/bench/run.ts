@@ -9,11 +9,12 @@
  *   BENCH_WARMUP=<seconds>                   unrecorded warm-up per row (default 1)
  *   BENCH_ROUNDS=<n>                         slices per row, rows of a scenario alternating (default 3)
  *   BENCH_CPU_PROF=1                         profile the data service (--cpu-prof into
- *                                            .bench/profiles) and print its top 15 frames
+ *                                            .bench/profiles) and print its top 15 frames;
+ *                                            scenarios' own data processes are profiled too
  *   BENCH_STRICT=1                           exit 1 when a goal is missed
  */
 import { execFileSync } from "node:child_process";
-import { mkdirSync, readdirSync } from "node:fs";
+import { mkdirSync, readdirSync, statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { keyHeader } from "../support/http.ts";
@@ -275,6 +276,15 @@ try {
       const full = path.join(profileDir, file);
       results.profile = { file: path.relative(repoRoot, full), ...topSelfFrames(full, 15, repoRoot) };
     } else say(`no CPU profile of the data service (pid ${dataPid}) in ${profileDir}`);
+    // Scenarios' own data processes (e.g. feed-fanout's) are profiled too: name their files.
+    const started = Date.parse(results.run.startedAt);
+    for (const other of readdirSync(profileDir).filter(
+      (f) => f.endsWith(".cpuprofile") && !f.includes(`.${dataPid}.`),
+    )) {
+      const full = path.join(profileDir, other);
+      if (statSync(full).mtimeMs >= started)
+        say(`CPU profile of another data process: ${path.relative(repoRoot, full)}`);
+    }
   }
 }
 

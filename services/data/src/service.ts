@@ -28,6 +28,7 @@ import { checkFilterText } from "./domain/model/filter-check.ts";
 import { compileProject, programKeyPrefix } from "./domain/model/project-model.ts";
 import { definitionIndexes } from "./domain/model/table-indexes.ts";
 import { FeedHub } from "./feed/feed-hub.ts";
+import { type DispatchMetrics, type DispatchTiming, WebhookDispatcher } from "./hooks/dispatcher.ts";
 import type { LiveLimits } from "./http/live-stream.ts";
 import { createCustomProviderFactory } from "./providers/custom-provider-factory.ts";
 import { createOidcProviderFactory } from "./providers/oidc-provider-factory.ts";
@@ -55,6 +56,7 @@ import { TenantDatabases } from "./store/tenant-databases.ts";
 import type { WriteLoop } from "./store/tenant-rows.ts";
 import { TenantStore } from "./store/tenant-store.ts";
 import { UserStore } from "./store/user-store.ts";
+import { WebhookStore } from "./store/webhook-store.ts";
 import { WriteIntents } from "./store/write-intents.ts";
 import { createWriteLoop } from "./store/write-loop.ts";
 import { type WriteReplication, writeReplication } from "./store/write-replication.ts";
@@ -199,6 +201,18 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
     forget: (project) => custom.pool.dropUnder(programKeyPrefix(project)),
   });
   await projects.start();
+  const webhookStore = feed && new WebhookStore(redis, config.REDIS_PREFIX);
+  const dispatcher =
+    webhookStore &&
+    config.WEBHOOK_DELIVERY &&
+    new WebhookDispatcher({
+      store: webhookStore,
+      project: (account, name) => projects.get(account, name),
+      timing: webhookTiming(config),
+      allowLoopback: config.SANDBOX_ALLOW_LOOPBACK_FETCH,
+      metrics: webhookMetrics(metrics),
+      logger,
+    });
   const logic = createLogic({ pool: custom.pool });
   const scripts = createScriptRunner({
     pool: custom.pool,
@@ -240,6 +254,7 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
     indexes: tableIndexes,
     writeLoop,
     live: hub && feed && { hub, feed, limits: liveLimits(config), onCut: () => liveCuts.inc() },
+    webhooks: webhookStore && { store: webhookStore, allowLoopback: config.SANDBOX_ALLOW_LOOPBACK_FETCH },
     projects,
     providers: createProviderRegistry({
       users,
@@ -259,6 +274,7 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
     now: Date.now,
   };
   void createMetaIndexes(connection, logger);
+  if (dispatcher) dispatcher.start();
   return {
     app: buildDataApp(deps),
     deps,
@@ -266,6 +282,7 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
     sweeper,
     mongo: connection.getClient(),
     async close() {
+      if (dispatcher) await dispatcher.stop();
       projects.stop();
       await sweeper.stop();
       await recoverer.stop();
@@ -349,6 +366,38 @@ function liveLimits(config: DataConfig): LiveLimits {
     heartbeatMs: config.LIVE_HEARTBEAT_MS,
     keyCheckMs: config.LIVE_KEY_CHECK_MS,
     maxBufferBytes: config.LIVE_MAX_BUFFER_BYTES,
+  };
+}
+
+function webhookTiming(config: DataConfig): DispatchTiming {
+  return {
+    concurrency: config.WEBHOOK_CONCURRENCY,
+    timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+    pollMs: config.WEBHOOK_POLL_MS,
+    claimIdleMs: config.WEBHOOK_CLAIM_IDLE_MS,
+    retryWindowMs: config.WEBHOOK_RETRY_WINDOW_SECONDS * 1000,
+    backoff: { baseMs: config.WEBHOOK_BACKOFF_BASE_MS, capMs: config.WEBHOOK_BACKOFF_CAP_MS },
+    logLength: config.WEBHOOK_LOG_LENGTH,
+  };
+}
+
+/** The webhook deliveries' metrics (docs/operations.md). */
+function webhookMetrics(metrics: Metrics): DispatchMetrics {
+  const attempts = metrics.counter(
+    "tessera_webhook_attempts_total",
+    "Webhook delivery attempts by outcome (delivered, failed: retried later, dead: parked as a dead letter)",
+    ["outcome"],
+  );
+  for (const outcome of ["delivered", "failed", "dead"]) attempts.inc({ outcome }, 0);
+  const lost = metrics.counter(
+    "tessera_webhook_events_trimmed_total",
+    "Change-feed events trimmed (FEED_MAX_LENGTH, FEED_MAX_AGE_SECONDS) before a webhook subscription read them",
+    [],
+  );
+  lost.inc(0);
+  return {
+    attempt: (outcome) => attempts.inc({ outcome }),
+    lost: (events) => lost.inc(events),
   };
 }
 

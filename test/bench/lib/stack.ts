@@ -41,6 +41,8 @@ export interface Stack {
   redisPrefix: string;
   /** The environment the data service runs with (for bench-only variants of it). */
   dataEnv: NodeJS.ProcessEnv;
+  /** The node flags the data service runs with (for bench-only data processes: --cpu-prof too). */
+  dataNodeArgs: string[];
   data: NodeChild;
   /** Starts a bench-only server script (it must answer GET /readyz) in a child process. */
   startServer(name: string, script: string, env: NodeJS.ProcessEnv, nodeArgs?: string[]): Promise<NodeChild>;
@@ -99,6 +101,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       MONGO_URL: mongo.url,
       META_DB: metaDb,
       TENANT_DB_PREFIX: dbPrefix,
+      // Webhooks are delivered only by the scenario that measures them (its own data service).
+      WEBHOOK_DELIVERY: "false",
     };
     const dataUrl = `http://127.0.0.1:${dataPort}`;
     const authUrl = `http://127.0.0.1:${authPort}`;
@@ -121,11 +125,9 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       return child;
     };
     // As stack.ts: the data service needs --no-node-snapshot (isolated-vm).
+    const dataNodeArgs = ["--no-node-snapshot", ...(options.dataNodeArgs ?? [])];
     const [data] = await Promise.all([
-      start("data service", "services/data/src/main.ts", dataPort, dataEnv, [
-        "--no-node-snapshot",
-        ...(options.dataNodeArgs ?? []),
-      ]),
+      start("data service", "services/data/src/main.ts", dataPort, dataEnv, dataNodeArgs),
       start("auth service", "services/auth/src/main.ts", authPort, { ...common, DATA_SERVICE_URL: dataUrl }),
     ]);
     await start("gateway", "test/bench/servers/gateway.ts", gatewayPort, {
@@ -148,6 +150,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       redisUrl,
       redisPrefix,
       dataEnv,
+      dataNodeArgs,
       data: data!,
       async startServer(name: string, script: string, env: NodeJS.ProcessEnv, nodeArgs: string[] = []) {
         return start(name, script, await freePort(), env, nodeArgs);

@@ -161,7 +161,7 @@ export const feedFanout: Scenario = {
         "data service, live fan-out",
         "services/data/src/main.ts",
         { ...stack.dataEnv, LIVE_MAX_STREAMS_PER_KEY: "2000", LIVE_MAX_STREAMS_PER_ACCOUNT: "2000" },
-        ["--no-node-snapshot"],
+        stack.dataNodeArgs,
       ),
     );
     const url = `${data.url}${client.root}/entry`;

@@ -15,6 +15,7 @@ import { paging } from "./paging.ts";
 import { parseInsert } from "./parse-insert.ts";
 import { responseFormats } from "./response-formats.ts";
 import { scripts } from "./scripts.ts";
+import { webhooks } from "./webhooks.ts";
 
 export const scenarios: Scenario[] = [
   keyValidation,
@@ -32,6 +33,7 @@ export const scenarios: Scenario[] = [
   scripts,
   fairShare,
   changeFeed,
+  webhooks,
   feedFanout,
   growth,
   catastrophicIsolates,

@@ -57,6 +57,14 @@ describe("admin API access matrix", function () {
   const expectOk = (r: Reply, what: string) =>
     expect(r.status, `${what}: ${JSON.stringify(r.body)}`).to.be.within(200, 201);
 
+  /** A public address literal: the egress policy lets it through without resolving a name. */
+  const HOOK = { url: "https://93.184.215.14/hook", tables: ["customer"] };
+  /** A fresh webhook subscription of the account's project, made by the operator. */
+  const webhook = async (a: Account) => {
+    const r = await operator.send("POST", `${project(a)}/webhooks`, HOOK);
+    expectOk(r, "create webhook");
+    return r.body.id as string;
+  };
   const account = (a: Account) => `/accounts/${a}`;
   const project = (a: Account) => `${account(a)}/projects/demo`;
   const routes: Route[] = [
@@ -194,6 +202,57 @@ describe("admin API access matrix", function () {
         );
         return { method: "DELETE", path: `${project(a)}/users/${name}` };
       },
+    },
+    {
+      name: "list webhooks",
+      method: "GET",
+      success: 200,
+      prepare: async (a) => ({ method: "GET", path: `${project(a)}/webhooks` }),
+    },
+    {
+      name: "create a webhook",
+      method: "POST",
+      success: 201,
+      prepare: async (a) => ({ method: "POST", path: `${project(a)}/webhooks`, body: HOOK }),
+    },
+    {
+      name: "read a webhook",
+      method: "GET",
+      success: 200,
+      prepare: async (a) => ({ method: "GET", path: `${project(a)}/webhooks/${await webhook(a)}` }),
+    },
+    {
+      name: "read a webhook's delivery log",
+      method: "GET",
+      success: 200,
+      prepare: async (a) => ({
+        method: "GET",
+        path: `${project(a)}/webhooks/${await webhook(a)}/deliveries`,
+      }),
+    },
+    {
+      name: "read a webhook's dead letters",
+      method: "GET",
+      success: 200,
+      prepare: async (a) => ({
+        method: "GET",
+        path: `${project(a)}/webhooks/${await webhook(a)}/deadletters`,
+      }),
+    },
+    {
+      name: "replay a webhook's dead letters",
+      method: "POST",
+      success: 200,
+      prepare: async (a) => ({
+        method: "POST",
+        path: `${project(a)}/webhooks/${await webhook(a)}/deadletters/replay`,
+      }),
+    },
+    {
+      name: "delete a webhook",
+      method: "DELETE",
+      success: 200,
+      prepare: async (a) => ({ method: "DELETE", path: `${project(a)}/webhooks/${await webhook(a)}` }),
     },
     {
       name: "create an API key",

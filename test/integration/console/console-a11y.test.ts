@@ -26,6 +26,8 @@ import { putAdmin } from "../../support/admins.ts";
 import { type Browser, DESKTOP, PHONE, screenshot, signIn, startBrowser } from "../../support/browser.ts";
 import { adminClient, projectClient } from "../../support/http.ts";
 import { type Platform, startPlatform } from "../../support/platform.ts";
+import { until } from "../../support/until.ts";
+import { type Receiver, startReceiver } from "../../support/webhook-receiver.ts";
 
 const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
 
@@ -156,10 +158,15 @@ describe("console in Chromium: phones and accessibility", function () {
   let browser: Browser;
   let base: string;
   let operator: ReturnType<typeof adminClient>;
+  let receiver: Receiver;
 
   before(async function () {
     this.timeout(120_000);
-    platform = await startPlatform({}, { console: true });
+    // Loopback egress: the webhooks screen shows a subscription to a receiver on this machine.
+    platform = await startPlatform(
+      { SANDBOX_ALLOW_LOOPBACK_FETCH: "true", WEBHOOK_POLL_MS: "20" },
+      { console: true },
+    );
     base = platform.baseUrl;
     operator = adminClient(base, platform.adminToken);
     await operator.send("PUT", "/accounts/acme", { displayName: "Acme" });
@@ -172,12 +179,25 @@ describe("console in Chromium: phones and accessibility", function () {
       { name: "Alpha Ltd", credit_limit: 1000, region: "north" },
       { name: "Beta GmbH", credit_limit: 500, region: "south_east" },
     ]);
+    receiver = await startReceiver();
+    const hook = await operator.send("POST", "/accounts/acme/projects/shop/webhooks", {
+      url: receiver.url,
+      tables: ["customer"],
+      description: "CRM sync",
+    });
+    expect(hook.status, JSON.stringify(hook.body)).to.equal(201);
     expect(seeded.status, JSON.stringify(seeded.body)).to.equal(201);
+    await projectClient(base, "acme", "shop").post(seeder.body.apikey, "customer", {
+      name: "Gamma",
+      credit_limit: 1,
+    });
+    await until("a delivery", async () => receiver.delivered().size === 1);
     browser = await startBrowser({ bypassCSP: true, timezoneId: "Asia/Kolkata" });
   });
 
   after(async () => {
     await browser?.close();
+    await receiver?.close();
     await platform?.close();
   });
 
@@ -322,6 +342,14 @@ describe("console in Chromium: phones and accessibility", function () {
         await expectGoodScreen(page, shot("confirm"), "shop: API keys");
         await dialog.getByRole("button", { name: "Cancel" }).click();
         await dialog.waitFor({ state: "detached" });
+      });
+
+      it("webhooks, with a subscription's delivery log", async () => {
+        await page.getByRole("link", { name: "Webhooks" }).click();
+        await page.getByRole("cell", { name: `${receiver.url} CRM sync` }).waitFor();
+        await page.getByRole("button", { name: `Log and dead letters of ${receiver.url}` }).click();
+        await page.getByRole("cell", { name: "delivered", exact: true }).waitFor();
+        await expectGoodScreen(page, shot("webhooks"), "shop: Webhooks");
       });
 
       it("a project's settings, and the dialog that deletes a project by its typed name", async () => {

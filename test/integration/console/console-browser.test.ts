@@ -21,6 +21,8 @@ import { type Browser, screenshot, signIn, startBrowser } from "../../support/br
 import { editorSelection, editorText, replaceEditorText } from "../../support/code-editor.ts";
 import { adminClient, call, keyHeader, projectClient } from "../../support/http.ts";
 import { type Platform, startPlatform } from "../../support/platform.ts";
+import { until } from "../../support/until.ts";
+import { startReceiver } from "../../support/webhook-receiver.ts";
 
 const XSS_VALUE = "<img src=x onerror=window.__xss=1>";
 const XSS_ROLE = "<img src=x onerror=window.__xss=2>";
@@ -79,7 +81,17 @@ describe("console in Chromium", function () {
 
   before(async function () {
     this.timeout(120_000);
-    platform = await startPlatform({}, { console: true });
+    // Loopback egress and a short retry window: the webhooks screen's receiver is on this machine.
+    platform = await startPlatform(
+      {
+        SANDBOX_ALLOW_LOOPBACK_FETCH: "true",
+        WEBHOOK_POLL_MS: "20",
+        WEBHOOK_BACKOFF_BASE_MS: "100",
+        WEBHOOK_BACKOFF_CAP_MS: "200",
+        WEBHOOK_RETRY_WINDOW_SECONDS: "1",
+      },
+      { console: true },
+    );
     operator = adminClient(platform.baseUrl, platform.adminToken);
     await operator.send("PUT", "/accounts/acme", { displayName: "Acme" });
     await putAdmin(operator, "acme", "ann", "admin", "ann-secret-1");
@@ -201,6 +213,54 @@ describe("console in Chromium", function () {
       const data = projectClient(platform.baseUrl, "acme", "shop");
       expect((await data.get(value, "customer")).status).to.equal(200);
       await expectNoScriptRan(page);
+    });
+  });
+
+  describe("webhooks", () => {
+    it("creates a webhook whose secret is shown once; its dead letter is listed and replayed", async () => {
+      const receiver = await startReceiver();
+      try {
+        receiver.answer(500);
+        await page.getByRole("link", { name: "Webhooks" }).click();
+        await page.getByText("No webhooks.").waitFor();
+        await page.getByLabel("URL").fill(receiver.url);
+        await page.getByRole("checkbox", { name: "customer" }).check();
+        await page.getByRole("checkbox", { name: "DELETE" }).uncheck();
+        await page.getByLabel("Filter").fill("balance >= 0");
+        await page.getByRole("button", { name: "Create webhook" }).click();
+        const dialog = page.getByRole("dialog");
+        await dialog.getByText("This is the only time the signing secret is shown").waitFor();
+        const secret = await dialog.getByLabel("Signing secret").inputValue();
+        expect(secret).to.match(/^whsec_/);
+        receiver.setSecret(secret);
+        await dialog.getByRole("button", { name: "Done" }).click();
+        await dialog.waitFor({ state: "detached" });
+        expect(await page.content()).to.not.include(secret);
+        await page.getByRole("cell", { name: receiver.url, exact: true }).waitFor();
+
+        const data = projectClient(platform.baseUrl, "acme", "shop");
+        expect(
+          (await data.post(issuedKeys[1], "customer", { name: "Hooked", credit_limit: 5 })).status,
+        ).to.equal(201);
+        const [hook] = (await operator.send("GET", "/accounts/acme/projects/shop/webhooks")).body;
+        await until("a dead letter", async () => {
+          const one = await operator.send("GET", `/accounts/acme/projects/shop/webhooks/${hook.id}`);
+          return one.body.deadLetters === 1;
+        });
+        await page.getByRole("button", { name: `Log and dead letters of ${receiver.url}` }).click();
+        await page.getByRole("cell", { name: "row.inserted", exact: true }).waitFor();
+        await page.getByRole("cell", { name: "dead", exact: true }).waitFor();
+        await screenshot(page, "05-webhooks");
+        receiver.answer(200);
+        await page.getByRole("button", { name: "Replay all" }).click();
+        await page.getByRole("status").getByText("1 dead letter(s) sent again.").waitFor();
+        await until("the replayed delivery", async () => receiver.delivered().size === 1);
+        expect(receiver.received.at(-1)!.signed).to.equal(true);
+        expect(receiver.received.at(-1)!.body.data.row.name).to.equal("Hooked");
+        await page.getByText("No dead letters.").waitFor();
+      } finally {
+        await receiver.close();
+      }
     });
   });
 

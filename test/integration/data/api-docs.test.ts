@@ -12,6 +12,7 @@ import { compileErrors, validate } from "@readme/openapi-parser";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { expect } from "chai";
 import { sample } from "openapi-sampler";
+import { renderDelivery } from "../../../services/data/src/hooks/payload.ts";
 import { demoProject } from "../../fixtures/demo-project.ts";
 import { adminClient, call, keyHeader, projectClient, type Reply } from "../../support/http.ts";
 import { type Platform, startPlatform } from "../../support/platform.ts";
@@ -189,6 +190,40 @@ describe("API documents (@docs)", () => {
     expect(bodies[0].properties).to.have.property("newPassword");
     expect(auth.parameters[0].$ref).to.equal("#/components/parameters/enablePasswordChange");
     expect(auth.security).to.deep.equal([]);
+  });
+
+  it("describes webhook deliveries, and a delivery body matches the description", async () => {
+    const doc = (await docOf(keys.full)).body as Json;
+    const ajv = await expectValidDocument(doc);
+    const post = doc.webhooks.rowChange.post;
+    expect(post.parameters.map((p: Json) => `${p.in} ${p.name}`)).to.deep.equal([
+      "header webhook-id",
+      "header webhook-timestamp",
+      "header webhook-signature",
+    ]);
+    const delivery = renderDelivery(
+      { account: "acme", project: "demo", subscription: "wh_1" },
+      {
+        id: "1764150000000-0",
+        tx: "t",
+        table: "customer",
+        verb: "DELETE",
+        key: "Alpha",
+        row: null,
+        oldRow: { _id: "Alpha", _ck: "c", name: "Alpha", balance: 1 },
+        oldChecksum: "c",
+        rules: [],
+      },
+    );
+    expectMatches(
+      ajv,
+      post.requestBody.content["application/json"].schema,
+      JSON.parse(delivery.body),
+      "delivery",
+    );
+    const bad = { ...JSON.parse(delivery.body), type: "row.merged" };
+    const check = ajv.compile(post.requestBody.content["application/json"].schema);
+    expect(check(bad)).to.equal(false);
   });
 
   it("requests generated from the document are accepted, and the answers match its schemas", async () => {

@@ -104,6 +104,66 @@ describe("live queries over SSE", function () {
     }
   });
 
+  it("subscribers of one table with different views, open at once, each receive only their own view of the same events", async () => {
+    // Views share frames by key (roles, globals, filters): any sharing across views would show here.
+    const betaWatcher = await s.admin.keyWith("acme", "shop", ["Watcher"], { customer: "Beta" });
+    const betaOnly = `customer?filter=${encodeURIComponent("name = 'Beta'")}`;
+    const [full, fullBeta, alpha, alphaAgain, beta] = await Promise.all([
+      subscribe(s.key, "customer"),
+      subscribe(s.key, betaOnly),
+      subscribe(watcher, "customer"),
+      subscribe(watcher, "customer"),
+      subscribe(betaWatcher, "customer"),
+    ]);
+    for (const stream of [full, fullBeta, alpha, alphaAgain, beta])
+      await stream.next((e) => e.event === "snapshot");
+    const balanceOf = (r: { body: { txsummary: Row[] } }) =>
+      r.body.txsummary.find((o) => o["@metadata"].resource === "customer")!.balance;
+    // Alpha, Beta, Alpha again: a stream waiting for a later event has been sent every earlier one.
+    const alpha1 = await postLine(s.api, s.key, lines.Alpha!, 11);
+    const beta1 = await postLine(s.api, s.key, lines.Beta!, 12);
+    const alpha2 = await postLine(s.api, s.key, lines.Alpha!, 13);
+    for (const r of [alpha1, beta1, alpha2]) expect(r.status, JSON.stringify(r.body)).to.equal(201);
+    const isChange = (name: string, r: { body: { txsummary: Row[] } }) => (e: SseEvent) =>
+      change(e) && e.data.name === name && e.data.balance === balanceOf(r);
+    await full.next(isChange("Alpha", alpha2));
+    await fullBeta.next(isChange("Beta", beta1));
+    await alpha.next(isChange("Alpha", alpha2));
+    await alphaAgain.next(isChange("Alpha", alpha2));
+    await beta.next(isChange("Beta", beta1));
+    const seen = (stream: SseStream) => stream.events.filter(change).map((e) => e.data as Row);
+    expect(seen(full).map((c) => c.name)).to.deep.equal(["Alpha", "Beta", "Alpha"]);
+    expect(seen(fullBeta).map((c) => c.name)).to.deep.equal(["Beta"]);
+    expect(seen(alpha).map((c) => c.name)).to.deep.equal(["Alpha", "Alpha"]);
+    expect(seen(alphaAgain)).to.deep.equal(seen(alpha));
+    expect(seen(beta).map((c) => c.name)).to.deep.equal(["Beta"]);
+    for (const object of [...seen(full), ...seen(fullBeta)]) expect(object).to.have.property("credit_limit");
+    for (const object of [...seen(alpha), ...seen(beta)]) expect(object).to.not.have.property("credit_limit");
+  });
+
+  it("a revoked key's streams all end with a closed event; another key's stream goes on", async () => {
+    const created = await s.admin.createKey("acme", "shop", {
+      name: "revoked-twice",
+      roles: ["Watcher"],
+      globals: { customer: "Alpha" },
+    });
+    const [first, second, other] = await Promise.all([
+      subscribe(created.body.apikey, "customer"),
+      subscribe(created.body.apikey, "lineitem"),
+      subscribe(watcher, "customer"),
+    ]);
+    for (const stream of [first, second, other]) await stream.next((e) => e.event === "snapshot");
+    expect((await s.admin.deleteKey("acme", "shop", created.body.id)).status).to.equal(200);
+    for (const stream of [first, second]) {
+      expect((await stream.next((e) => e.event === "closed")).data.statusCode).to.equal(401);
+      await stream.ended;
+    }
+    const r = await postLine(s.api, s.key, lines.Alpha!, 14);
+    expect(r.status).to.equal(201);
+    await other.next((e) => change(e) && e.data.name === "Alpha");
+    expect(other.events.map((e) => e.event)).to.not.include("closed");
+  });
+
   it("Last-Event-ID resumes after the last event received, without loss and without a snapshot", async () => {
     const first = await subscribe(s.key, "lineitem");
     await first.next((e) => e.event === "snapshot");

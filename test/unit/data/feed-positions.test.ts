@@ -9,6 +9,23 @@ describe("change-feed positions", () => {
     expect(compareIds("1700000000001-0", "1700000000000-99")).to.equal(1);
     expect(compareIds("5-5", "5-5")).to.equal(0);
     expect(compareIds("18446744073709551615-1", "18446744073709551615-0")).to.equal(1);
+    expect(compareIds("0-0", "1-0")).to.equal(-1);
+    expect(compareIds("007-1", "7-01")).to.equal(0);
+  });
+
+  it("orders any two ids as their numbers do", () => {
+    const big = (id: string) => id.split("-").map((x) => BigInt(x));
+    const digits = () => String(Math.floor(Math.random() * 10 ** (1 + Math.floor(Math.random() * 15))));
+    const ids = Array.from({ length: 200 }, () => `${digits()}-${digits()}`);
+    ids.push("0-0", "1-0", "1-1", "18446744073709551615-18446744073709551615");
+    for (const a of ids)
+      for (const b of ids.slice(0, 40)) {
+        const [am, as] = big(a);
+        const [bm, bs] = big(b);
+        const expected = am! !== bm! ? (am! < bm! ? -1 : 1) : as! === bs! ? 0 : as! < bs! ? -1 : 1;
+        expect(compareIds(a, b), `${a} vs ${b}`).to.equal(expected);
+        expect(compareIds(b, a), `${b} vs ${a}`).to.equal(-expected);
+      }
   });
 
   it("takes a Last-Event-ID only in the stream's id form", () => {

@@ -12,11 +12,36 @@ import { type FeedEvent, parseFeedEntry } from "../store/change-feed.ts";
 
 export type FeedListener = (events: FeedEvent[]) => void;
 
-/** Compares two stream ids (`<ms>-<seq>`). */
+/**
+ * Compares two stream ids (`<ms>-<seq>`, decimal numbers without leading zeros, as Redis writes
+ * them and parseStreamId accepts them): by length, then by digits, part by part, allocating nothing
+ * (every subscriber compares every event).
+ */
 export function compareIds(a: string, b: string): number {
-  const [am = 0n, as = 0n] = a.split("-").map((x) => BigInt(x));
-  const [bm = 0n, bs = 0n] = b.split("-").map((x) => BigInt(x));
-  return am !== bm ? (am < bm ? -1 : 1) : as === bs ? 0 : as < bs ? -1 : 1;
+  const ad = a.indexOf("-");
+  const bd = b.indexOf("-");
+  return comparePart(a, 0, ad, b, 0, bd) || comparePart(a, ad + 1, a.length, b, bd + 1, b.length);
+}
+
+/** Compares the decimal numbers a[aStart, aEnd) and b[bStart, bEnd), leading zeros ignored. */
+function comparePart(
+  a: string,
+  aStart: number,
+  aEnd: number,
+  b: string,
+  bStart: number,
+  bEnd: number,
+): number {
+  let i = aStart;
+  let j = bStart;
+  while (i < aEnd - 1 && a.charCodeAt(i) === 48) i++;
+  while (j < bEnd - 1 && b.charCodeAt(j) === 48) j++;
+  if (aEnd - i !== bEnd - j) return aEnd - i < bEnd - j ? -1 : 1;
+  for (; i < aEnd; i++, j++) {
+    const d = a.charCodeAt(i) - b.charCodeAt(j);
+    if (d !== 0) return d < 0 ? -1 : 1;
+  }
+  return 0;
 }
 
 /** A stream id as a client sends it back (`Last-Event-ID`): `<ms>-<seq>`, else null. */

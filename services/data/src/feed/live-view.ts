@@ -24,6 +24,37 @@ export interface LiveScope {
 /** The subscriber's view of an event: the object to send, or null when it may not see it. */
 export type LiveView = (event: FeedEvent) => WireObject | null;
 
+/** Numbers for objects, by identity (a project model, a resource), for view keys. */
+const identities = new WeakMap<object, number>();
+let lastIdentity = 0;
+function identityOf(object: object): number {
+  let id = identities.get(object);
+  if (id === undefined) {
+    id = ++lastIdentity;
+    identities.set(object, id);
+  }
+  return id;
+}
+
+/**
+ * What makes two views see the same of every event: the same resource of the same project model
+ * (a redeployed definition is another model), the same roles, globals and administrator (table
+ * access, row filters with their globals, columns), the same addressing (hrefs) and the same client
+ * filters. Views with equal keys share their frames (feed/live-frames.ts).
+ */
+export function liveViewKey(scope: LiveScope, resource: ResourceModel, client: ClientQuery): string {
+  const { project, principal, addressing } = scope;
+  return JSON.stringify([
+    identityOf(project),
+    identityOf(resource),
+    principal.roles,
+    principal.globals,
+    principal.administrator ?? null,
+    addressing,
+    client,
+  ]);
+}
+
 /** Throws 403 when the key may not read the resource's table (as a GET would). */
 export function liveView(scope: LiveScope, resource: ResourceModel, client: ClientQuery): LiveView {
   const { project, principal, addressing } = scope;

@@ -1,8 +1,9 @@
 /**
  * The admin API the data service serves (API keys: the auth service; an
  * administrator's @authentication: the auth service too): accounts and their
- * administrators, projects with their definition history, built-in users, the
- * audit trail, the definition schema. Every route is behind the admin gate (shared/admin-access): the
+ * administrators, projects with their definition history, built-in users,
+ * webhook subscriptions, the audit trail, the definition schema. Every route is
+ * behind the admin gate (shared/admin-access): the
  * operator's ADMIN_TOKEN, or an account administrator's key within its account.
  */
 import Router from "@koa/router";
@@ -16,6 +17,7 @@ import type { AdminRouteDeps } from "./admin/deps.ts";
 import { addNameCheckRoutes } from "./admin/name-check-routes.ts";
 import { addProjectRoutes } from "./admin/project-routes.ts";
 import { addUserRoutes } from "./admin/user-routes.ts";
+import { addWebhookRoutes } from "./admin/webhook-routes.ts";
 
 export type AdminDeps = AdminRouteDeps & AdminCallerDeps;
 
@@ -26,6 +28,7 @@ export function adminRouter(deps: AdminDeps): Router {
   addAccountAdminRoutes(router, deps);
   addProjectRoutes(router, deps);
   addUserRoutes(router, deps);
+  addWebhookRoutes(router, deps);
   addAuditRoutes(router, deps);
   addNameCheckRoutes(router, deps);
   addDefinitionSchemaRoutes(router);

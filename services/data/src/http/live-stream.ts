@@ -3,12 +3,16 @@
  * `Accept: text/event-stream` answers Server-Sent Events: the first page as a
  * GET would answer it (`snapshot`), then every change of the project's change
  * feed that the key may see (`change`, one object, `id:` its feed position),
- * filtered per event by feed/live-view.ts.
+ * filtered per event by feed/live-view.ts. Streams whose views have the same
+ * key share one evaluation and one encoded frame per event
+ * (feed/live-frames.ts), and each batch of events the hub hands out is one
+ * socket write per stream.
  *  - `Last-Event-ID` (the header EventSource sends when it reconnects) resumes
  *    after that position, without a snapshot; a position the feed no longer
  *    keeps answers `reset` and starts afresh with a snapshot.
- *  - The key is checked again every LIVE_KEY_CHECK_MS: a disabled, deleted or
- *    expired key ends the stream with a `closed` event (the error body).
+ *  - The key is checked again every LIVE_KEY_CHECK_MS, once for all the streams
+ *    of that key in this process (http/grouped-checks.ts): a disabled, deleted or
+ *    expired key ends them with a `closed` event (the error body).
  *  - A comment line every LIVE_HEARTBEAT_MS keeps proxies from closing it.
  *  - A client that reads slower than the feed grows its socket's buffer; past
  *    LIVE_MAX_BUFFER_BYTES the stream ends with a `cut` event, and the client
@@ -23,9 +27,11 @@ import type { Logger } from "../../../../shared/logger.ts";
 import type { ResourceModel } from "../domain/model/project-model.ts";
 import { readFromParams } from "../domain/read/resource-read.ts";
 import { compareIds, type FeedHub, parseStreamId } from "../feed/feed-hub.ts";
-import { liveView } from "../feed/live-view.ts";
+import { sseFrame as frame, type KeyedView, LiveFrames } from "../feed/live-frames.ts";
+import { liveView, liveViewKey } from "../feed/live-view.ts";
 import type { ChangeFeed, FeedEvent } from "../store/change-feed.ts";
 import type { TenantRows } from "../store/tenant-rows.ts";
+import { GroupedChecks } from "./grouped-checks.ts";
 import type { ProjectRequest } from "./project-request.ts";
 
 export interface LiveLimits {
@@ -85,9 +91,13 @@ export class LiveStreams {
   readonly #deps: LiveStreamDeps;
   readonly #accounts = new Counter();
   readonly #keys = new Counter();
+  readonly #frames = new LiveFrames();
+  /** "shutdown" when the process is shutting down (its streams are cut), else the key's check passed. */
+  readonly #keyChecks: GroupedChecks<"valid" | "shutdown">;
 
   constructor(deps: LiveStreamDeps) {
     this.#deps = deps;
+    this.#keyChecks = new GroupedChecks(deps.limits.keyCheckMs);
   }
 
   /** Answers the live query of `resource` for `r` (a collection URL). Errors before the stream opens answer as usual. */
@@ -98,12 +108,13 @@ export class LiveStreams {
       throw errors.malformed("Live queries are not available in an API version with response events");
     if (r.params.has("parent"))
       throw errors.malformed("A live query lists a whole resource; parameter 'parent' does not apply");
-    const view = liveView(r, resource, {
+    const client = {
       filters: r.params.get("filter") ?? [],
       sysfilters: r.params.get("sysfilter") ?? [],
       orders: [],
       sysorders: [],
-    });
+    };
+    const view: KeyedView = { view: liveView(r, resource, client), key: liveViewKey(r, resource, client) };
     const account = r.project.account;
     if (!this.#accounts.has(account, limits.perAccount)) throw tooManyStreams("account");
     if (!this.#keys.has(r.key.id, limits.perKey)) throw tooManyStreams("key");
@@ -115,6 +126,13 @@ export class LiveStreams {
       authParams: r.params.get("auth") ?? [],
     };
     const scope = { account, project: r.project.name };
+    // The streams of one key (sent the same way) for one project share its periodic check.
+    const checkGroup = JSON.stringify([
+      r.key.id,
+      account,
+      r.project.name,
+      carrier.authorization !== undefined,
+    ]);
 
     this.#accounts.add(account, 1);
     this.#keys.add(r.key.id, 1);
@@ -149,30 +167,39 @@ export class LiveStreams {
       });
       this.#deps.onCut?.();
     };
-    const send = (events: FeedEvent[]) => {
-      for (const e of events) {
-        if (closed) return;
-        if (compareIds(e.id, last) <= 0) continue;
-        last = e.id;
-        const object = view(e);
-        if (object) write(frame("change", object, e.id));
-      }
+    // Events come in ascending order; those at or before `last` were sent already (catching up).
+    const send = (events: readonly FeedEvent[]) => {
+      const [oldest, newest] = [events[0], events.at(-1)];
+      if (closed || !oldest || !newest || compareIds(newest.id, last) <= 0) return;
+      let text = "";
+      if (compareIds(oldest.id, last) > 0) text = this.#frames.batch(view, events);
+      else for (const e of events) if (compareIds(e.id, last) > 0) text += this.#frames.frame(view, e) ?? "";
+      last = newest.id;
+      if (text) write(text);
     };
     let unsubscribe = () => {};
     const heartbeat = setInterval(() => write(": heartbeat\n\n"), limits.heartbeatMs);
-    const keyCheck = setInterval(() => {
-      if (this.#deps.shuttingDown()) {
-        end("cut", { reason: "The server is shutting down; resume with Last-Event-ID", last });
-        return;
-      }
-      keys.validate(carrier, scope).catch((err: unknown) => {
-        if (err instanceof ApiError && err.statusCode === 401) end("closed", err.body(ctx.state.requestId));
-      });
-    }, limits.keyCheckMs);
+    const leaveKeyChecks = this.#keyChecks.join(checkGroup, {
+      check: async () => {
+        if (this.#deps.shuttingDown()) return "shutdown";
+        await keys.validate(carrier, scope);
+        return "valid";
+      },
+      onResult: (result) => {
+        if (result.status === "fulfilled" && result.value === "shutdown")
+          end("cut", { reason: "The server is shutting down; resume with Last-Event-ID", last });
+        else if (
+          result.status === "rejected" &&
+          result.reason instanceof ApiError &&
+          result.reason.statusCode === 401
+        )
+          end("closed", result.reason.body(ctx.state.requestId));
+      },
+    });
     res.on("close", () => {
       closed = true;
       clearInterval(heartbeat);
-      clearInterval(keyCheck);
+      leaveKeyChecks();
       unsubscribe();
       this.#accounts.add(account, -1);
       this.#keys.add(r.key.id, -1);
@@ -204,9 +231,4 @@ export class LiveStreams {
       end("closed", failure.body(ctx.state.requestId));
     }
   }
-}
-
-/** One Server-Sent Event. */
-function frame(event: string, data: unknown, id?: string): string {
-  return `${id ? `id: ${id}\n` : ""}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
 }

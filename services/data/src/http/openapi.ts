@@ -35,6 +35,7 @@ import {
   WRITE_ERRORS,
   WRITE_PARAMETERS,
 } from "./openapi-common.ts";
+import { WEBHOOKS } from "./openapi-webhooks.ts";
 
 export interface DocsRequest {
   project: ProjectModel;
@@ -468,6 +469,7 @@ export function openApiDocument(req: DocsRequest): Json {
       { name: AUTHENTICATION_TAG, description: "Keys: log in, revalidate, disable." },
     ],
     paths,
+    webhooks: WEBHOOKS,
     components: { schemas, parameters: PARAMETERS, responses: COMMON_RESPONSES, securitySchemes },
   };
 }

@@ -57,7 +57,8 @@ function afterKey(columns: string[], values: unknown[]): Document {
 
 /**
  * The filter evaluated on a row in this process, as the store would evaluate it (for rows that
- * are not read from the store: the change feed's events, feed/live-view.ts).
+ * are not read from the store: the change feed's events for live views, feed/live-view.ts, and for
+ * webhooks, hooks/subscription-rules.ts).
  */
 export function rowMatcher(filter: RowFilter): (row: RowDocument) => boolean {
   return sift.createQueryTester(toMongoFilter(filter), { operations: QUERY_OPERATIONS });

@@ -1,3 +1,36 @@
+/** Checkboxes for a list of names (a project's roles, tables, verbs). */
+export function Checkboxes(props: {
+  legend: string;
+  names: string[];
+  chosen: string[];
+  onChange: (chosen: string[]) => void;
+  /** Shown when there are no names. */
+  empty?: string;
+}) {
+  return (
+    <fieldset class="roles">
+      <legend>{props.legend}</legend>
+      {props.names.length === 0 && props.empty && <p class="hint">{props.empty}</p>}
+      {props.names.map((name) => (
+        <label key={name} class="check">
+          <input
+            type="checkbox"
+            checked={props.chosen.includes(name)}
+            onChange={(e) =>
+              props.onChange(
+                (e.target as HTMLInputElement).checked
+                  ? [...props.chosen, name]
+                  : props.chosen.filter((r) => r !== name),
+              )
+            }
+          />{" "}
+          {name}
+        </label>
+      ))}
+    </fieldset>
+  );
+}
+
 /** Checkboxes for a project's roles. */
 export function RolePicker(props: {
   roles: string[];
@@ -5,25 +38,12 @@ export function RolePicker(props: {
   onChange: (roles: string[]) => void;
 }) {
   return (
-    <fieldset class="roles">
-      <legend>Roles</legend>
-      {props.roles.length === 0 && <p class="hint">The project defines no roles.</p>}
-      {props.roles.map((role) => (
-        <label key={role} class="check">
-          <input
-            type="checkbox"
-            checked={props.chosen.includes(role)}
-            onChange={(e) =>
-              props.onChange(
-                (e.target as HTMLInputElement).checked
-                  ? [...props.chosen, role]
-                  : props.chosen.filter((r) => r !== role),
-              )
-            }
-          />{" "}
-          {role}
-        </label>
-      ))}
-    </fieldset>
+    <Checkboxes
+      legend="Roles"
+      names={props.roles}
+      chosen={props.chosen}
+      onChange={props.onChange}
+      empty="The project defines no roles."
+    />
   );
 }

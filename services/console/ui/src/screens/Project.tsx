@@ -1,4 +1,4 @@
-/** One project: its definition, revisions, built-in users, API keys and settings, on tabs. */
+/** One project: its definition, revisions, built-in users, API keys, webhooks and settings, on tabs. */
 
 import type { LoadedProject } from "../admin-api.ts";
 import type { AdminContext } from "../admin-context.ts";
@@ -11,6 +11,7 @@ import { DefinitionEditor } from "./DefinitionEditor.tsx";
 import { ProjectSettings } from "./ProjectSettings.tsx";
 import { Revisions } from "./Revisions.tsx";
 import { Users } from "./Users.tsx";
+import { Webhooks } from "./Webhooks.tsx";
 
 /** Where it was declared before the admin API client had it (kept for older imports). */
 export type { LoadedProject };
@@ -20,6 +21,7 @@ const TABS = [
   { id: "revisions", label: "Revisions" },
   { id: "users", label: "Users" },
   { id: "keys", label: "API keys" },
+  { id: "webhooks", label: "Webhooks" },
   { id: "settings", label: "Settings" },
 ];
 
@@ -68,6 +70,13 @@ export function Project(props: { context: AdminContext; name: string | undefined
       )}
       {tab === "users" && <Users context={context} project={name} roles={roles} />}
       {tab === "keys" && <ApiKeys context={context} project={name} roles={roles} />}
+      {loaded && tab === "webhooks" && (
+        <Webhooks
+          context={context}
+          project={name}
+          tables={Object.keys((loaded.definition.tables as Record<string, unknown> | undefined) ?? {})}
+        />
+      )}
       {loaded && tab === "settings" && (
         <ProjectSettings context={context} project={loaded} onChanged={project.reload} />
       )}

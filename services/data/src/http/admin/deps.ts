@@ -17,6 +17,14 @@ import type { RevisionStore } from "../../store/revision-store.ts";
 import type { TableIndexStore } from "../../store/table-index-store.ts";
 import type { TenantStore } from "../../store/tenant-store.ts";
 import type { UserStore } from "../../store/user-store.ts";
+import type { WebhookStore } from "../../store/webhook-store.ts";
+
+/** What the webhook routes need; absent when the change feed is off. */
+export interface WebhookAdminDeps {
+  store: WebhookStore;
+  /** SANDBOX_ALLOW_LOOPBACK_FETCH: a loopback URL is refused without it. */
+  allowLoopback: boolean;
+}
 
 export interface AdminRouteDeps extends DefinitionChecks, ProjectChangeDeps {
   meta: MetaStore;
@@ -36,6 +44,8 @@ export interface AdminRouteDeps extends DefinitionChecks, ProjectChangeDeps {
   publicBaseUrl: string | undefined;
   /** Each account's own request rate limits (the operator's). */
   accountRateLimits: AccountRateLimitStore;
+  /** Webhook subscriptions (absent when the change feed is off). */
+  webhooks?: WebhookAdminDeps;
 }
 
 /**

@@ -1,0 +1,289 @@
+/**
+ * A project's webhook subscriptions (docs/webhooks.md): list, create (the
+ * signing secret shown once), delete; per subscription its delivery log and its
+ * dead letters, which an admin replays (one or all) or discards.
+ */
+import { useState } from "preact/hooks";
+import type { AdminContext } from "../admin-context.ts";
+import { seg } from "../api.ts";
+import { Confirm, Dialog } from "../components/Dialog.tsx";
+import { Outcome } from "../components/ErrorNotice.tsx";
+import { Field } from "../components/Field.tsx";
+import { FormCard } from "../components/FormCard.tsx";
+import { LoadStatus } from "../components/LoadStatus.tsx";
+import { Checkboxes } from "../components/RolePicker.tsx";
+import { RowAction, Table } from "../components/Table.tsx";
+import { Time } from "../components/Time.tsx";
+import { useAction } from "../components/useAction.ts";
+import { useLoad } from "../components/useLoad.ts";
+import { Names } from "../components/Value.tsx";
+
+interface Subscription {
+  id: string;
+  url: string;
+  tables: string[];
+  verbs: string[];
+  filter: string | null;
+  description: string;
+  created: string;
+  secret?: string;
+}
+
+interface Attempt {
+  at: string;
+  outcome: string;
+  webhookId: string | null;
+  attempt: number;
+  status: number | null;
+  latencyMs: number | null;
+  error?: string;
+}
+
+interface DeadLetter {
+  webhookId: string;
+  type: string;
+  attempts: number;
+  parked: string;
+  lastStatus: number | null;
+  lastError: string | null;
+}
+
+const VERBS = ["INSERT", "UPDATE", "DELETE"];
+
+export function Webhooks(props: { context: AdminContext; project: string; tables: string[] }) {
+  const { context } = props;
+  const hooksPath = `${context.accountPath}/projects/${seg(props.project)}/webhooks`;
+  const hooks = useLoad(
+    async () => (await context.client.call<Subscription[]>("GET", hooksPath)).body,
+    [hooksPath],
+  );
+  const [url, setUrl] = useState("");
+  const [tables, setTables] = useState<string[]>([]);
+  const [verbs, setVerbs] = useState<string[]>(VERBS);
+  const [filter, setFilter] = useState("");
+  const [description, setDescription] = useState("");
+  const [created, setCreated] = useState<Subscription>();
+  const [deleting, setDeleting] = useState<Subscription>();
+  const [open, setOpen] = useState<Subscription>();
+  const action = useAction();
+
+  const create = () => {
+    void action.run(async () => {
+      const body: Record<string, unknown> = { url, tables, verbs };
+      if (filter.trim()) body.filter = filter;
+      if (description) body.description = description;
+      const r = await context.client.call<Subscription>("POST", hooksPath, { body });
+      setCreated(r.body);
+      setUrl("");
+      setTables([]);
+      setVerbs(VERBS);
+      setFilter("");
+      setDescription("");
+      await hooks.reload();
+      return undefined;
+    });
+  };
+  const remove = (hook: Subscription) => {
+    setDeleting(undefined);
+    void action.run(async () => {
+      await context.client.call("DELETE", `${hooksPath}/${seg(hook.id)}`);
+      if (open?.id === hook.id) setOpen(undefined);
+      await hooks.reload();
+      return `Webhook to ${hook.url} deleted.`;
+    });
+  };
+
+  return (
+    <div class="split" aria-busy={hooks.loading}>
+      <div>
+        <h2>Webhooks</h2>
+        <LoadStatus what="webhooks" load={hooks} />
+        {hooks.value?.length === 0 && <p class="empty">No webhooks.</p>}
+        {hooks.value && hooks.value.length > 0 && (
+          <Table
+            label="Webhooks"
+            rows={hooks.value}
+            rowKey={(h) => h.id}
+            columns={[
+              {
+                title: "URL",
+                cell: (h) => (
+                  <>
+                    <bdi class="code">{h.url}</bdi>
+                    {h.description && <div class="muted">{h.description}</div>}
+                  </>
+                ),
+              },
+              { title: "Tables", cell: (h) => <Names names={h.tables} /> },
+              { title: "Verbs", cell: (h) => h.verbs.join(", ") },
+              { title: "Filter", cell: (h) => (h.filter ? <code>{h.filter}</code> : "—") },
+              {
+                title: "Deliveries",
+                cell: (h) => (
+                  <button type="button" onClick={() => setOpen(h)}>
+                    Log and dead letters<span class="sr-only"> of {h.url}</span>
+                  </button>
+                ),
+              },
+            ]}
+            actions={
+              context.readOnly
+                ? undefined
+                : (h) => <RowAction label="Delete" name={h.url} onClick={() => setDeleting(h)} />
+            }
+          />
+        )}
+        {open && <Deliveries context={context} path={`${hooksPath}/${seg(open.id)}`} hook={open} />}
+      </div>
+      {!context.readOnly && (
+        <FormCard title="New webhook" submitLabel="Create webhook" busy={action.busy} onSubmit={create}>
+          <Field
+            label="URL"
+            name="hook-url"
+            value={url}
+            onInput={setUrl}
+            required
+            hint="http or https; a public address."
+          />
+          <Checkboxes legend="Tables" names={props.tables} chosen={tables} onChange={setTables} />
+          <Checkboxes legend="Verbs" names={VERBS} chosen={verbs} onChange={setVerbs} />
+          <Field
+            label="Filter"
+            name="hook-filter"
+            value={filter}
+            onInput={setFilter}
+            hint="Optional, in the filter language, on the tables' columns."
+          />
+          <Field label="Description" name="hook-description" value={description} onInput={setDescription} />
+        </FormCard>
+      )}
+      <Outcome action={action} />
+      {created?.secret && <NewSecret hook={created} onClose={() => setCreated(undefined)} />}
+      {deleting && (
+        <Confirm
+          title={
+            <>
+              Delete the webhook to <bdi>{deleting.url}</bdi>?
+            </>
+          }
+          question="Its retries, dead letters and delivery log are deleted with it."
+          confirmLabel="Delete"
+          onConfirm={() => remove(deleting)}
+          onCancel={() => setDeleting(undefined)}
+        />
+      )}
+    </div>
+  );
+}
+
+/** One subscription's delivery log and dead letters, with replay. */
+function Deliveries(props: { context: AdminContext; path: string; hook: Subscription }) {
+  const { context, path } = props;
+  const log = useLoad(
+    async () => (await context.client.call<Attempt[]>("GET", `${path}/deliveries?pagesize=50`)).body,
+    [path],
+  );
+  const dead = useLoad(
+    async () => (await context.client.call<DeadLetter[]>("GET", `${path}/deadletters`)).body,
+    [path],
+  );
+  const action = useAction();
+  const replay = (webhookId: string | null) => {
+    void action.run(async () => {
+      const target =
+        webhookId === null ? `${path}/deadletters/replay` : `${path}/deadletters/${seg(webhookId)}/replay`;
+      const r = await context.client.call<{ replayed: number }>("POST", target);
+      await Promise.all([dead.reload(), log.reload()]);
+      return `${r.body.replayed} dead letter(s) sent again.`;
+    });
+  };
+  return (
+    <section aria-labelledby="deliveries-title">
+      <h3 id="deliveries-title">
+        Deliveries to <bdi>{props.hook.url}</bdi>
+      </h3>
+      <button type="button" onClick={() => void Promise.all([dead.reload(), log.reload()])}>
+        Refresh
+      </button>
+      <h4>Dead letters</h4>
+      <LoadStatus what="dead letters" load={dead} />
+      {dead.value?.length === 0 && <p class="empty">No dead letters.</p>}
+      {dead.value && dead.value.length > 0 && (
+        <>
+          {!context.readOnly && (
+            <button type="button" onClick={() => replay(null)} disabled={action.busy}>
+              Replay all
+            </button>
+          )}
+          <Table
+            label="Dead letters"
+            rows={dead.value}
+            rowKey={(d) => d.webhookId}
+            columns={[
+              { title: "Event", cell: (d) => <code>{d.webhookId}</code> },
+              { title: "Type", cell: (d) => d.type },
+              { title: "Attempts", cell: (d) => d.attempts },
+              { title: "Last answer", cell: (d) => d.lastStatus ?? d.lastError ?? "—" },
+              { title: "Parked", cell: (d) => <Time iso={d.parked} /> },
+            ]}
+            actions={
+              context.readOnly
+                ? undefined
+                : (d) => (
+                    <button type="button" onClick={() => replay(d.webhookId)} disabled={action.busy}>
+                      Replay<span class="sr-only"> {d.webhookId}</span>
+                    </button>
+                  )
+            }
+          />
+        </>
+      )}
+      <Outcome action={action} />
+      <h4>Delivery log</h4>
+      <LoadStatus what="the delivery log" load={log} />
+      {log.value?.length === 0 && <p class="empty">No attempts yet.</p>}
+      {log.value && log.value.length > 0 && (
+        <Table
+          label="Delivery log"
+          rows={log.value}
+          rowKey={(a, i) => `${a.at}-${i}`}
+          columns={[
+            { title: "When", cell: (a) => <Time iso={a.at} /> },
+            { title: "Outcome", cell: (a) => <span class={`badge status-${a.outcome}`}>{a.outcome}</span> },
+            { title: "Attempt", cell: (a) => a.attempt },
+            { title: "Status", cell: (a) => a.status ?? "—" },
+            { title: "Latency", cell: (a) => (a.latencyMs === null ? "—" : `${a.latencyMs} ms`) },
+            { title: "Event / error", cell: (a) => a.error ?? <code>{a.webhookId}</code> },
+          ]}
+        />
+      )}
+    </section>
+  );
+}
+
+/** The one time a subscription's secret is shown: copy it now. */
+function NewSecret(props: { hook: Subscription; onClose: () => void }) {
+  return (
+    <Dialog title="Webhook created" onClose={props.onClose}>
+      <p class="notice warning">
+        This is the only time the signing secret is shown. Copy it now: receivers check each delivery's
+        signature with it.
+      </p>
+      <div class="field">
+        <label for="new-hook-secret">Signing secret</label>
+        <input
+          id="new-hook-secret"
+          class="code"
+          readOnly
+          value={props.hook.secret}
+          onFocus={(e) => (e.target as HTMLInputElement).select()}
+        />
+      </div>
+      <div class="actions">
+        <button type="button" onClick={props.onClose} autofocus>
+          Done
+        </button>
+      </div>
+    </Dialog>
+  );
+}

@@ -1,0 +1,423 @@
+/**
+ * Webhook delivery in one data-service process (docs/webhooks.md). Every process
+ * is a consumer (its own name) of every subscription's consumer group, so the
+ * replicas share the work: Redis hands each new event to one of them.
+ *
+ * One worker per subscription (a slow receiver holds up no other), each round:
+ *  1. retries whose time has come, taken for one claim period (store/webhook-store.ts);
+ *  2. now and then, entries another consumer was given and left unanswered for
+ *     WEBHOOK_CLAIM_IDLE_MS: its process died mid-delivery, so they are sent again;
+ *  3. dead letters an admin sent again (the replay stream), then new feed events;
+ *     events the subscription does not take (table, verb, filter) are acknowledged unsent;
+ *  4. every delivery at once, WEBHOOK_CONCURRENCY at most in the process.
+ * A 2xx answer settles an event; anything else schedules a retry with back-off
+ * (hooks/backoff.ts) until WEBHOOK_RETRY_WINDOW_SECONDS after its first failure,
+ * then it is parked as a dead letter. Each attempt goes to the delivery log.
+ */
+import { hostname } from "node:os";
+import type { Logger } from "../../../../shared/logger.ts";
+import type { ProjectModel } from "../domain/model/project-model.ts";
+import { parseFeedEntry } from "../store/change-feed.ts";
+import type {
+  DeadLetter,
+  DeliveryLogEntry,
+  DeliverySource,
+  RetryState,
+  WebhookProject,
+  WebhookStore,
+  WebhookSubscription,
+} from "../store/webhook-store.ts";
+import { type Backoff, retryDelayMs } from "./backoff.ts";
+import { type AttemptResult, postWebhook } from "./egress.ts";
+import { type Delivery, renderDelivery } from "./payload.ts";
+import { webhookHeaders } from "./signature.ts";
+import { compileEventTest, type EventTest } from "./subscription-rules.ts";
+
+export interface DispatchTiming {
+  concurrency: number;
+  timeoutMs: number;
+  pollMs: number;
+  claimIdleMs: number;
+  retryWindowMs: number;
+  backoff: Backoff;
+  logLength: number;
+}
+
+export interface DispatchMetrics {
+  attempt(outcome: "delivered" | "failed" | "dead", latencyMs: number): void;
+  /** Events the feed no longer had when their delivery was due (trimmed before they were read). */
+  lost(events: number): void;
+}
+
+export interface DispatcherDeps {
+  store: WebhookStore;
+  /** The compiled project (tables and columns for filters), null when it does not exist. */
+  project(account: string, name: string): Promise<ProjectModel | null>;
+  timing: DispatchTiming;
+  /** SANDBOX_ALLOW_LOOPBACK_FETCH. */
+  allowLoopback: boolean;
+  metrics: DispatchMetrics;
+  logger: Logger;
+  now?: () => number;
+}
+
+/** Entries one worker takes from each source per round. */
+const BATCH = 100;
+/** How often the subscriptions are looked up again (a new one starts within this; its events wait in its group). */
+const REFRESH_MS = 1000;
+/** How often a worker checks whether the feed trimmed events it had not read. */
+const TRIM_CHECK_MS = 5000;
+
+/** At most `size` holders at once; the others wait in order. */
+class Slots {
+  #free: number;
+  readonly #waiting: (() => void)[] = [];
+
+  constructor(size: number) {
+    this.#free = size;
+  }
+
+  async run<T>(work: () => Promise<T>): Promise<T> {
+    if (this.#free > 0) this.#free--;
+    else await new Promise<void>((resolve) => this.#waiting.push(resolve));
+    try {
+      return await work();
+    } finally {
+      const next = this.#waiting.shift();
+      if (next) next();
+      else this.#free++;
+    }
+  }
+}
+
+/** One event on its way: where it came from (a first attempt) or its retry state (a retry). */
+interface Item {
+  delivery: Delivery;
+  from: { source: DeliverySource; entry: string } | null;
+  state: RetryState | null;
+}
+
+class SubscriptionWorker {
+  subscription: WebhookSubscription;
+  readonly #project: WebhookProject;
+  readonly #deps: DispatcherDeps;
+  readonly #consumer: string;
+  readonly #slots: Slots;
+  readonly #now: () => number;
+  #test: { revision: number; test: EventTest | null } | undefined;
+  #stopped = false;
+  #wake: (() => void) | undefined;
+  #cursors: Record<DeliverySource, string> = { feed: "0-0", replay: "0-0" };
+  #lastClaim = 0;
+  #lastTrimCheck = 0;
+  readonly done: Promise<void>;
+
+  constructor(
+    subscription: WebhookSubscription,
+    project: WebhookProject,
+    deps: DispatcherDeps,
+    consumer: string,
+    slots: Slots,
+  ) {
+    this.subscription = subscription;
+    this.#project = project;
+    this.#deps = deps;
+    this.#consumer = consumer;
+    this.#slots = slots;
+    this.#now = deps.now ?? Date.now;
+    this.done = this.#run();
+  }
+
+  stop(): void {
+    this.#stopped = true;
+    this.#wake?.();
+  }
+
+  async #run(): Promise<void> {
+    while (!this.#stopped) {
+      let worked = 0;
+      try {
+        worked = await this.#round();
+      } catch (err) {
+        this.#deps.logger.warn(
+          { subscription: this.subscription.id, error: err instanceof Error ? err.message : String(err) },
+          "webhook delivery round failed",
+        );
+      }
+      if (worked === 0 && !this.#stopped) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, this.#deps.timing.pollMs);
+          this.#wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+      }
+    }
+  }
+
+  /**
+   * The subscription's event test for the project's current revision; null while there is none
+   * (the project is gone, or its filter no longer compiles: its events wait in the group).
+   */
+  async #eventTest(): Promise<EventTest | null> {
+    const model = await this.#deps.project(this.#project.account, this.#project.project);
+    if (!model || model.uid !== this.#project.uid) return null;
+    if (this.#test?.revision !== model.revision) {
+      const { tables, verbs, filter } = this.subscription;
+      // A table the definition dropped since takes no more events.
+      const known = tables.filter((t) => model.tables.has(t));
+      let test: EventTest | null = null;
+      try {
+        test = compileEventTest(model, { tables: known, verbs, filter });
+      } catch (err) {
+        this.#deps.logger.warn(
+          {
+            subscription: this.subscription.id,
+            revision: model.revision,
+            error: err instanceof Error ? err.message : String(err),
+          },
+          "a webhook subscription's filter does not compile against the project's definition; its events wait",
+        );
+      }
+      this.#test = { revision: model.revision, test };
+    }
+    return this.#test.test;
+  }
+
+  async #round(): Promise<number> {
+    const { store, timing } = this.#deps;
+    const { storage } = this.#project;
+    const id = this.subscription.id;
+    const test = await this.#eventTest();
+    if (!test) return 0;
+    const now = this.#now();
+    const items: Item[] = [];
+    for (const state of await store.takeDue(storage, id, now, now + timing.claimIdleMs, BATCH)) {
+      const { webhookId, position, type, body } = state;
+      items.push({ delivery: { webhookId, position, type, body }, from: null, state });
+    }
+    const entries: { source: DeliverySource; entry: [string, string[]] }[] = [];
+    if (now - this.#lastClaim >= Math.min(timing.claimIdleMs / 2, 5000)) {
+      this.#lastClaim = now;
+      for (const source of ["feed", "replay"] as const) {
+        const taken = await store.takeOver(
+          storage,
+          id,
+          this.#consumer,
+          source,
+          timing.claimIdleMs,
+          this.#cursors[source],
+          BATCH,
+        );
+        this.#cursors[source] = taken.next;
+        // A full pass over the pending entries: forget consumers of processes long gone.
+        if (taken.next === "0-0")
+          await store.dropIdleConsumers(storage, id, source, timing.claimIdleMs * 10, this.#consumer);
+        entries.push(...taken.entries.map((entry) => ({ source, entry })));
+        if (taken.deleted.length > 0) await this.#lost(taken.deleted.length);
+      }
+    }
+    for (const source of ["replay", "feed"] as const) {
+      const fresh = await store.readNew(storage, id, this.#consumer, source, BATCH);
+      entries.push(...fresh.map((entry) => ({ source, entry })));
+    }
+    const skipped: string[] = [];
+    for (const { source, entry } of entries) {
+      const [position, flat] = entry;
+      const delivery = source === "feed" ? this.#fromFeed(position, flat, test) : fromReplay(flat);
+      if (delivery) items.push({ delivery, from: { source, entry: position }, state: null });
+      else if (source === "feed") skipped.push(position);
+      else await store.ack(storage, id, source, [position]);
+    }
+    await store.ack(storage, id, "feed", skipped);
+    if (now - this.#lastTrimCheck >= TRIM_CHECK_MS) {
+      this.#lastTrimCheck = now;
+      const trimmed = await store.trimmedUnread(storage, id);
+      if (trimmed > 0) await this.#lost(trimmed);
+    }
+    await Promise.all(items.map((item) => this.#slots.run(() => this.#deliver(item))));
+    return items.length + skipped.length;
+  }
+
+  #fromFeed(position: string, flat: string[], test: EventTest): Delivery | null {
+    const event = parseFeedEntry(position, flat);
+    if (!event || !test(event)) return null;
+    const { account, project } = this.#project;
+    return renderDelivery({ account, project, subscription: this.subscription.id }, event);
+  }
+
+  async #lost(events: number): Promise<void> {
+    this.#deps.metrics.lost(events);
+    this.#deps.logger.warn(
+      { subscription: this.subscription.id, events },
+      "webhook events were trimmed from the change feed before they were delivered",
+    );
+    await this.#log({
+      at: this.#now(),
+      outcome: "lost",
+      webhookId: null,
+      position: null,
+      attempt: 0,
+      status: null,
+      latencyMs: null,
+      error: `${events} event(s) of the project's feed were trimmed before this subscription read them`,
+    });
+  }
+
+  async #log(entry: DeliveryLogEntry): Promise<void> {
+    await this.#deps.store.log(
+      this.#project.storage,
+      this.subscription.id,
+      entry,
+      this.#deps.timing.logLength,
+    );
+  }
+
+  async #deliver(item: Item): Promise<void> {
+    if (this.#stopped) return; // taken but not sent: a retry's lease runs out, an entry stays pending
+    const { store, timing, metrics } = this.#deps;
+    const { storage } = this.#project;
+    const { id, url, secret } = this.subscription;
+    const { delivery } = item;
+    const result: AttemptResult = await postWebhook(
+      { allowLoopback: this.#deps.allowLoopback, timeoutMs: timing.timeoutMs, logger: this.#deps.logger },
+      url,
+      webhookHeaders(secret, delivery.webhookId, Math.floor(this.#now() / 1000), delivery.body),
+      delivery.body,
+    );
+    const now = this.#now();
+    const attempt = (item.state?.attempts ?? 0) + 1;
+    const logged = {
+      at: now,
+      webhookId: delivery.webhookId,
+      position: delivery.position,
+      attempt,
+      status: result.status,
+      latencyMs: result.latencyMs,
+      error: result.error,
+    };
+    if (result.error === null) {
+      if (item.state) await store.retried(storage, id, delivery.webhookId);
+      else if (item.from) await store.ack(storage, id, item.from.source, [item.from.entry]);
+      metrics.attempt("delivered", result.latencyMs);
+      await this.#log({ ...logged, outcome: "delivered" });
+      return;
+    }
+    const state: RetryState = {
+      ...delivery,
+      attempts: attempt,
+      firstAttemptAt: item.state?.firstAttemptAt ?? now,
+      lastStatus: result.status,
+      lastError: result.error,
+    };
+    if (now - state.firstAttemptAt >= timing.retryWindowMs) {
+      const dead: DeadLetter = { ...state, parkedAt: now };
+      await store.park(storage, id, item.from, dead);
+      metrics.attempt("dead", result.latencyMs);
+      await this.#log({ ...logged, outcome: "dead" });
+      return;
+    }
+    await store.fail(storage, id, item.from, state, now + retryDelayMs(timing.backoff, attempt));
+    metrics.attempt("failed", result.latencyMs);
+    await this.#log({ ...logged, outcome: "failed" });
+  }
+}
+
+/** A dead letter sent again: the same id and body, attempts counted afresh. */
+function fromReplay(flat: string[]): Delivery | null {
+  const text = flat[flat.indexOf("dead") + 1];
+  if (flat.indexOf("dead") < 0 || text === undefined) return null;
+  const dead = JSON.parse(text) as DeadLetter;
+  return { webhookId: dead.webhookId, position: dead.position, type: dead.type, body: dead.body };
+}
+
+export class WebhookDispatcher {
+  readonly #deps: DispatcherDeps;
+  readonly #workers = new Map<string, SubscriptionWorker>();
+  readonly #slots: Slots;
+  /** This process's consumer name in every group. */
+  readonly consumer = `${hostname()}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+  #timer: NodeJS.Timeout | undefined;
+  #stopped = false;
+
+  constructor(deps: DispatcherDeps) {
+    this.#deps = deps;
+    this.#slots = new Slots(deps.timing.concurrency);
+  }
+
+  start(): void {
+    const tick = async () => {
+      try {
+        await this.#refresh();
+      } catch (err) {
+        this.#deps.logger.warn(
+          { error: err instanceof Error ? err.message : String(err) },
+          "webhook subscriptions could not be read",
+        );
+      }
+      if (!this.#stopped) this.#timer = setTimeout(tick, REFRESH_MS);
+    };
+    void tick();
+  }
+
+  /** Starts workers for new subscriptions and stops those of removed ones. */
+  async #refresh(): Promise<void> {
+    const seen = new Set<string>();
+    for (const project of await this.#deps.store.projects()) {
+      const prefix = `${project.storage.database}/${project.storage.collectionPrefix}/`;
+      let subscriptions: WebhookSubscription[];
+      try {
+        const model = await this.#deps.project(project.account, project.project);
+        if (!model || model.uid !== project.uid) {
+          await this.#deps.store.forgetProject(project);
+          continue;
+        }
+        subscriptions = await this.#deps.store.list(project.storage);
+      } catch (err) {
+        // This project's workers keep going; the others are looked at as usual.
+        for (const key of this.#workers.keys()) if (key.startsWith(prefix)) seen.add(key);
+        this.#deps.logger.warn(
+          {
+            account: project.account,
+            project: project.project,
+            error: err instanceof Error ? err.message : String(err),
+          },
+          "webhook subscriptions of a project could not be read",
+        );
+        continue;
+      }
+      for (const subscription of subscriptions) {
+        const key = `${prefix}${subscription.id}`;
+        seen.add(key);
+        const worker = this.#workers.get(key);
+        if (worker) worker.subscription = subscription;
+        else if (!this.#stopped)
+          this.#workers.set(
+            key,
+            new SubscriptionWorker(subscription, project, this.#deps, this.consumer, this.#slots),
+          );
+      }
+    }
+    for (const [key, worker] of this.#workers) {
+      if (seen.has(key)) continue;
+      worker.stop();
+      this.#workers.delete(key);
+    }
+  }
+
+  /** Subscriptions this process delivers for now. */
+  get workers(): number {
+    return this.#workers.size;
+  }
+
+  /** Stops taking work and waits for the deliveries under way. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    clearTimeout(this.#timer);
+    const workers = [...this.#workers.values()];
+    this.#workers.clear();
+    for (const w of workers) w.stop();
+    await Promise.all(workers.map((w) => w.done));
+  }
+}

@@ -1,0 +1,91 @@
+/**
+ * What a webhook subscription may be (docs/webhooks.md): its body as the admin
+ * API takes it, checked against the project (tables that exist, a filter of the
+ * filter language valid on each of them), and the test an event must pass to be
+ * delivered. A subscription is an account administrator's: it sees whole rows of
+ * every table it names, narrowed only by its own filter, table and verb lists.
+ */
+import { z } from "zod";
+import { ApiError, errors } from "../../../../shared/errors.ts";
+import type { ProjectModel } from "../domain/model/project-model.ts";
+import { tableSchema } from "../domain/read/query-builder.ts";
+import { clientFilter } from "../domain/read/row-filters.ts";
+import { compileFilter, parseFilter } from "../query/index.ts";
+import type { FeedEvent, FeedVerb } from "../store/change-feed.ts";
+import { rowMatcher } from "../store/mongo-filter.ts";
+
+export const FEED_VERBS: readonly FeedVerb[] = ["INSERT", "UPDATE", "DELETE"];
+
+export const subscriptionBody = z.strictObject({
+  url: z.string().min(1).max(2048),
+  tables: z.array(z.string().min(1).max(200)).min(1).max(200),
+  verbs: z
+    .array(z.enum(["INSERT", "UPDATE", "DELETE"]))
+    .min(1)
+    .max(3)
+    .optional(),
+  filter: z.string().max(4096).nullable().optional(),
+  description: z.string().max(500).optional(),
+});
+
+export type SubscriptionBody = z.infer<typeof subscriptionBody>;
+
+/** A URL a delivery may go to, else the reason it may not (the egress policy checks the address at each delivery). */
+export function webhookUrlProblem(text: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return "is not a URL";
+  }
+  if (url.protocol !== "https:" && url.protocol !== "http:") return "must be an http or https URL";
+  if (url.username || url.password) return "must not hold credentials (verify the signature instead)";
+  if (url.hash) return "must not have a fragment";
+  return undefined;
+}
+
+/** The test of one subscription's events: table, verb and filter. */
+export type EventTest = (event: FeedEvent) => boolean;
+
+/**
+ * Compiles the subscription's test against `project`: 400/4001 for a table the project does not
+ * have, 400/4002 for a filter that is not valid on one of its tables (globals included: a
+ * subscription has no key to take them from).
+ */
+export function compileEventTest(
+  project: ProjectModel,
+  spec: { tables: string[]; verbs: readonly FeedVerb[]; filter: string | null },
+): EventTest {
+  const unknown = spec.tables.filter((t) => !project.tables.has(t));
+  if (unknown.length > 0) throw errors.malformed(`Unknown table(s) in this project: ${unknown.join(", ")}`);
+  const parsed = spec.filter === null ? null : parseWebhookFilter(spec.filter);
+  const tests = new Map(
+    spec.tables.flatMap((name) => {
+      const table = project.tables.get(name);
+      if (!table) return [];
+      if (!parsed) return [[name, () => true] as const];
+      try {
+        return [[name, rowMatcher(clientFilter(compileFilter(parsed, tableSchema(table), {})))] as const];
+      } catch (err) {
+        if (err instanceof ApiError && err.statusCode < 500)
+          throw errors.badFilter(`filter on table '${name}': ${err.message}`);
+        throw err;
+      }
+    }),
+  );
+  const verbs = new Set(spec.verbs);
+  return (event) => {
+    const test = tests.get(event.table);
+    const doc = event.row ?? event.oldRow;
+    return test !== undefined && verbs.has(event.verb) && doc !== null && test(doc);
+  };
+}
+
+function parseWebhookFilter(text: string) {
+  try {
+    return parseFilter(text);
+  } catch (err) {
+    if (err instanceof ApiError && err.statusCode < 500) throw errors.badFilter(err.message);
+    throw err;
+  }
+}

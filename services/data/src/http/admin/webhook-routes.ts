@@ -1,0 +1,203 @@
+/**
+ * A project's webhook subscriptions (docs/webhooks.md): made and removed by the
+ * operator and the account's admins, read by its readers too. The secret that
+ * signs the deliveries is answered once, by the POST that made it. Each
+ * subscription has its delivery log and its dead letters, which an admin sends
+ * again (replay) or drops. Subscriptions belong to the project's incarnation: a
+ * project deleted and created again has none of its predecessor's.
+ */
+import { randomBytes } from "node:crypto";
+import type Router from "@koa/router";
+import type { Context } from "koa";
+import { noteAudit } from "../../../../../shared/admin-access/audit.ts";
+import { ApiError, ErrorCode, errors } from "../../../../../shared/errors.ts";
+import { readJsonBody } from "../../../../../shared/http/json-body.ts";
+import { parseBody } from "../../../../../shared/http/parse-body.ts";
+import type { ProjectModel } from "../../domain/model/project-model.ts";
+import { intParam, parseQueryString } from "../../domain/read/query-params.ts";
+import { egressProblem } from "../../hooks/egress.ts";
+import { newWebhookSecret } from "../../hooks/signature.ts";
+import {
+  compileEventTest,
+  FEED_VERBS,
+  subscriptionBody,
+  webhookUrlProblem,
+} from "../../hooks/subscription-rules.ts";
+import type {
+  DeadLetter,
+  DeliveryLogEntry,
+  WebhookStore,
+  WebhookSubscription,
+} from "../../store/webhook-store.ts";
+import { type AdminRouteDeps, isoTime, requireProject } from "./deps.ts";
+import { nameParam } from "./params.ts";
+
+const LOG_PAGE_DEFAULT = 50;
+
+const subscriptionView = (s: WebhookSubscription) => ({
+  id: s.id,
+  url: s.url,
+  tables: s.tables,
+  verbs: s.verbs,
+  filter: s.filter,
+  description: s.description,
+  created: s.created,
+});
+
+const logView = (e: DeliveryLogEntry) => ({
+  at: isoTime(new Date(e.at)),
+  outcome: e.outcome,
+  webhookId: e.webhookId,
+  position: e.position,
+  attempt: e.attempt,
+  status: e.status,
+  latencyMs: e.latencyMs,
+  ...(e.error === null ? {} : { error: e.error }),
+});
+
+const deadView = (d: DeadLetter) => ({
+  webhookId: d.webhookId,
+  position: d.position,
+  type: d.type,
+  attempts: d.attempts,
+  firstAttempt: isoTime(new Date(d.firstAttemptAt)),
+  parked: isoTime(new Date(d.parkedAt)),
+  lastStatus: d.lastStatus,
+  lastError: d.lastError,
+  payload: JSON.parse(d.body) as unknown,
+});
+
+/** A subscription id as the POST makes them (`wh_` and 24 hex digits); anything else is no subscription. */
+const SUBSCRIPTION_ID = /^wh_[0-9a-f]{24}$/;
+const WEBHOOK_ID = /^msg_wh_[0-9a-f]{24}_\d{1,20}-\d{1,20}$/;
+
+function refusedUrl(message: string): ApiError {
+  return new ApiError(400, ErrorCode.webhookUrlRefused, message);
+}
+
+export function addWebhookRoutes(router: Router, deps: AdminRouteDeps): void {
+  const base = "/accounts/:account/projects/:project/webhooks";
+  /** The project's compiled model and the webhook store (400 when this deployment has no change feed). */
+  const scope = async (
+    ctx: Context,
+  ): Promise<{ model: ProjectModel; store: WebhookStore; allowLoopback: boolean }> => {
+    const account = nameParam(ctx, "account");
+    const name = nameParam(ctx, "project");
+    await requireProject(deps, account, name, ctx);
+    const model = await deps.projects.get(account, name);
+    if (!model) throw errors.notFound(`No project '${name}' in account '${account}'`);
+    if (!deps.webhooks)
+      throw errors.malformed(
+        "Webhooks need the change feed, which this deployment has switched off (FEED_ENABLED)",
+      );
+    return { model, store: deps.webhooks.store, allowLoopback: deps.webhooks.allowLoopback };
+  };
+  const subscription = async (ctx: Context) => {
+    const { model, store } = await scope(ctx);
+    const id = ctx.params.id ?? "";
+    const found = SUBSCRIPTION_ID.test(id) ? await store.get(model.storage, id) : null;
+    if (!found) throw errors.notFound(`No webhook subscription '${id.slice(0, 40)}'`);
+    return { model, store, found };
+  };
+
+  router.get(base, async (ctx) => {
+    const { model, store } = await scope(ctx);
+    ctx.body = (await store.list(model.storage)).map(subscriptionView);
+  });
+
+  router.post(base, async (ctx) => {
+    const body = parseBody(subscriptionBody, await readJsonBody(ctx, deps.maxBodyBytes));
+    const { model, store, allowLoopback } = await scope(ctx);
+    noteAudit(ctx, { summary: `webhook to ${body.url.slice(0, 200)} refused` });
+    const urlProblem = webhookUrlProblem(body.url);
+    if (urlProblem) throw refusedUrl(`The webhook URL ${urlProblem}`);
+    const asked = body.verbs ?? FEED_VERBS;
+    const verbs = FEED_VERBS.filter((v) => asked.includes(v));
+    const tables = [...new Set(body.tables)];
+    const filter = body.filter?.trim() ? body.filter : null;
+    compileEventTest(model, { tables, verbs, filter });
+    const egress = await egressProblem(body.url, allowLoopback);
+    if (egress) throw refusedUrl(`The webhook URL is refused by the egress policy: ${egress}`);
+    const created: WebhookSubscription = {
+      id: `wh_${randomBytes(12).toString("hex")}`,
+      account: model.account,
+      project: model.name,
+      projectUid: model.uid,
+      url: body.url,
+      tables,
+      verbs,
+      filter,
+      description: body.description ?? "",
+      secret: newWebhookSecret(),
+      created: new Date().toISOString(),
+    };
+    const { account, name, uid, storage } = model;
+    await store.create({ account, project: name, uid, storage }, created);
+    noteAudit(ctx, {
+      summary: `webhook ${created.id} created: ${body.url.slice(0, 200)}, tables [${tables.join(", ")}], verbs [${verbs.join(", ")}]${filter ? ", with a filter" : ""}`,
+    });
+    ctx.status = 201;
+    ctx.body = { ...subscriptionView(created), secret: created.secret };
+  });
+
+  router.get(`${base}/:id`, async (ctx) => {
+    const { model, store, found } = await subscription(ctx);
+    const [retrying, dead] = await Promise.all([
+      store.retrying(model.storage, found.id),
+      store.deadLetters(model.storage, found.id),
+    ]);
+    ctx.body = { ...subscriptionView(found), retrying, deadLetters: dead.length };
+  });
+
+  router.delete(`${base}/:id`, async (ctx) => {
+    const id = (ctx.params.id ?? "").slice(0, 40);
+    noteAudit(ctx, { summary: `webhook ${id} deleted` });
+    const { model, store, found } = await subscription(ctx);
+    if (!(await store.delete(model.storage, found.id)))
+      throw errors.notFound(`No webhook subscription '${id}'`);
+    ctx.body = { id: found.id, deleted: true };
+  });
+
+  router.get(`${base}/:id/deliveries`, async (ctx) => {
+    const params = parseQueryString(ctx.querystring);
+    const count = intParam(params, "pagesize", LOG_PAGE_DEFAULT, 1, 1000);
+    const { model, store, found } = await subscription(ctx);
+    ctx.body = (await store.deliveryLog(model.storage, found.id, count)).map(logView);
+  });
+
+  router.get(`${base}/:id/deadletters`, async (ctx) => {
+    const { model, store, found } = await subscription(ctx);
+    ctx.body = (await store.deadLetters(model.storage, found.id)).map(deadView);
+  });
+
+  router.post(`${base}/:id/deadletters/replay`, async (ctx) => {
+    const { model, store, found } = await subscription(ctx);
+    const replayed = await store.replay(model.storage, found.id, null);
+    noteAudit(ctx, { summary: `webhook ${found.id}: ${replayed} dead letter(s) replayed` });
+    ctx.body = { id: found.id, replayed };
+  });
+
+  const deadLetterId = (ctx: Context) => {
+    const webhookId = ctx.params.webhookId ?? "";
+    if (!WEBHOOK_ID.test(webhookId)) throw errors.notFound(`No dead letter '${webhookId.slice(0, 80)}'`);
+    return webhookId;
+  };
+
+  router.post(`${base}/:id/deadletters/:webhookId/replay`, async (ctx) => {
+    const { model, store, found } = await subscription(ctx);
+    const webhookId = deadLetterId(ctx);
+    if ((await store.replay(model.storage, found.id, webhookId)) === 0)
+      throw errors.notFound(`No dead letter '${webhookId}'`);
+    noteAudit(ctx, { summary: `webhook ${found.id}: dead letter ${webhookId} replayed` });
+    ctx.body = { id: found.id, replayed: 1 };
+  });
+
+  router.delete(`${base}/:id/deadletters/:webhookId`, async (ctx) => {
+    const { model, store, found } = await subscription(ctx);
+    const webhookId = deadLetterId(ctx);
+    if (!(await store.discard(model.storage, found.id, webhookId)))
+      throw errors.notFound(`No dead letter '${webhookId}'`);
+    noteAudit(ctx, { summary: `webhook ${found.id}: dead letter ${webhookId} discarded` });
+    ctx.body = { webhookId, deleted: true };
+  });
+}

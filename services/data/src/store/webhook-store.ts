@@ -1,0 +1,513 @@
+/**
+ * Webhook subscriptions and their delivery state, in Redis beside the project's
+ * change feed (docs/webhooks.md). Every key of one project incarnation carries
+ * the tenant database's hash tag (shared/redis/key-layout.ts), so each step
+ * below is one script in one slot:
+ *  - a subscription is a record in the project's hash plus a consumer group
+ *    `hook:<id>` on the feed stream (created at `$`: events from then on) and on
+ *    the subscription's replay stream (dead letters sent again);
+ *  - a first attempt reads new entries with XREADGROUP; an entry left pending by a
+ *    process that died is taken over with XAUTOCLAIM;
+ *  - a failed attempt leaves the group (XACK) for the subscription's retry state
+ *    in the same script: the rendered body (so trimming the feed cannot lose it)
+ *    and a due time in a sorted set. A process takes a due retry by pushing its
+ *    due time one claim period ahead (a lease: if it dies, the retry is due again);
+ *  - past the retry window the body is parked in the dead letters, which an
+ *    admin lists and sends again (to the replay stream).
+ */
+import type { RedisClient } from "../../../../shared/redis/clients.ts";
+import {
+  feedStreamKey,
+  webhookProjectsKey,
+  webhookStateKey,
+  webhookSubscriptionsKey,
+} from "../../../../shared/redis/key-layout.ts";
+import { defineScript, type Script } from "../../../../shared/redis/scripts.ts";
+import type { FeedVerb } from "./change-feed.ts";
+import type { TenantStorage } from "./storage-names.ts";
+
+export interface WebhookSubscription {
+  id: string;
+  account: string;
+  project: string;
+  /** The project incarnation it was made for: a project created again under the name has none of it. */
+  projectUid: string;
+  url: string;
+  tables: string[];
+  verbs: FeedVerb[];
+  filter: string | null;
+  description: string;
+  /** `whsec_` + base64: signs every delivery (Standard Webhooks), so it is kept as it is. */
+  secret: string;
+  created: string;
+}
+
+/** A project incarnation with subscriptions, as the index keeps it. */
+export interface WebhookProject {
+  account: string;
+  project: string;
+  uid: string;
+  storage: TenantStorage;
+}
+
+/** Where an entry was read: the project's feed, or the subscription's replay stream. */
+export type DeliverySource = "feed" | "replay";
+
+/** An event that failed at least once: what is needed to send it again, whatever the feed kept. */
+export interface RetryState {
+  webhookId: string;
+  /** The feed position of the event. */
+  position: string;
+  type: string;
+  body: string;
+  attempts: number;
+  firstAttemptAt: number;
+  lastStatus: number | null;
+  lastError: string | null;
+}
+
+export interface DeadLetter extends RetryState {
+  parkedAt: number;
+}
+
+export type DeliveryOutcome = "delivered" | "failed" | "dead" | "lost";
+
+export interface DeliveryLogEntry {
+  at: number;
+  outcome: DeliveryOutcome;
+  webhookId: string | null;
+  position: string | null;
+  attempt: number;
+  status: number | null;
+  latencyMs: number | null;
+  error: string | null;
+}
+
+/** The group of a subscription on its project's feed and on its replay stream. */
+export const groupOf = (subscription: string) => `hook:${subscription}`;
+
+// KEYS: subscriptions hash, feed, replay. ARGV: id, record, group.
+const CREATE = `
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+for i = 2, 3 do
+  local ok = pcall(redis.call, 'XGROUP', 'CREATE', KEYS[i], ARGV[3], '$', 'MKSTREAM')
+end
+return 1`;
+
+// KEYS: subscriptions hash, feed, replay, retry, state, dead, log. ARGV: id, group.
+const DELETE = `
+if redis.call('HDEL', KEYS[1], ARGV[1]) == 0 then return 0 end
+pcall(redis.call, 'XGROUP', 'DESTROY', KEYS[2], ARGV[2])
+redis.call('DEL', KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7])
+return 1`;
+
+/** Lua: the entry ARGV[e] leaves group ARGV[g] of stream `key` (a replay entry leaves the stream too). */
+const SETTLE_LUA = `
+local function settle(key, g, e, drop)
+  if ARGV[e] == '' then return end
+  redis.call('XACK', key, ARGV[g], ARGV[e])
+  if ARGV[drop] == '1' then redis.call('XDEL', key, ARGV[e]) end
+end`;
+
+// KEYS: state, retry, source stream, subscriptions hash. ARGV: webhook id, state, due at, group,
+// entry id ('' for a retry), drop, subscription id. Nothing once the subscription is gone.
+const FAIL = `${SETTLE_LUA}
+if redis.call('HEXISTS', KEYS[4], ARGV[7]) == 0 then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
+settle(KEYS[3], 4, 5, 6)
+return 1`;
+
+// KEYS: state, retry. ARGV: webhook id.
+const RETRIED = `
+redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('HDEL', KEYS[1], ARGV[1])
+return 1`;
+
+// KEYS: state, retry, dead, source stream, subscriptions hash. ARGV: webhook id, dead letter, group,
+// entry id ('' for a retry), drop, subscription id. Nothing once the subscription is gone.
+const PARK = `${SETTLE_LUA}
+if redis.call('HEXISTS', KEYS[5], ARGV[6]) == 0 then return 0 end
+redis.call('HSET', KEYS[3], ARGV[1], ARGV[2])
+redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('HDEL', KEYS[1], ARGV[1])
+settle(KEYS[4], 3, 4, 5)
+return 1`;
+
+// KEYS: log, subscriptions hash. ARGV: entry, kept, subscription id. Nothing once the subscription is gone.
+const LOG = `
+if redis.call('HEXISTS', KEYS[2], ARGV[3]) == 0 then return 0 end
+redis.call('LPUSH', KEYS[1], ARGV[1])
+redis.call('LTRIM', KEYS[1], 0, tonumber(ARGV[2]) - 1)
+return 1`;
+
+// KEYS: retry, state. ARGV: now, lease until, count. Takes the due retries for one lease.
+const TAKE_DUE = `
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[3]))
+local out = {}
+for _, id in ipairs(due) do
+  local state = redis.call('HGET', KEYS[2], id)
+  if state then
+    redis.call('ZADD', KEYS[1], ARGV[2], id)
+    table.insert(out, state)
+  else
+    redis.call('ZREM', KEYS[1], id)
+  end
+end
+return out`;
+
+// KEYS: dead, replay. ARGV: webhook id ('' for all). Moves dead letters to the replay stream.
+const REPLAY = `
+local ids = {}
+if ARGV[1] == '' then ids = redis.call('HKEYS', KEYS[1]) else ids = {ARGV[1]} end
+local n = 0
+for _, id in ipairs(ids) do
+  local dead = redis.call('HGET', KEYS[1], id)
+  if dead then
+    redis.call('XADD', KEYS[2], '*', 'dead', dead)
+    redis.call('HDEL', KEYS[1], id)
+    n = n + 1
+  end
+end
+return n`;
+
+// KEYS: feed. ARGV: group. Events trimmed from the feed before the group read them: counted once
+// (the group's read counter is moved past them), 0 when none.
+const TRIMMED_UNREAD = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+local function map(flat) local m = {} for i = 1, #flat, 2 do m[flat[i]] = flat[i + 1] end return m end
+local function parts(id) local ms, seq = string.match(id, '^(%d+)-(%d+)$') return tonumber(ms), tonumber(seq) end
+local stream = map(redis.call('XINFO', 'STREAM', KEYS[1]))
+local group
+for _, flat in ipairs(redis.call('XINFO', 'GROUPS', KEYS[1])) do
+  local g = map(flat)
+  if g['name'] == ARGV[1] then group = g end
+end
+if not group or not group['entries-read'] then return 0 end
+local read, last, kept = group['entries-read'], group['last-delivered-id'], stream['length']
+if kept > 0 then
+  local fm, fs = parts(stream['first-entry'][1])
+  local lm, ls = parts(last)
+  if fm < lm or (fm == lm and fs <= ls) then return 0 end
+end
+local unread = stream['entries-added'] - read - kept
+if unread <= 0 then return 0 end
+redis.call('XGROUP', 'SETID', KEYS[1], ARGV[1], last, 'ENTRIESREAD', read + unread)
+return unread`;
+
+// KEYS: stream. ARGV: group, idle ms, this consumer. Drops consumers (processes gone) that hold
+// nothing and have not been heard of for the idle time; how many.
+const DROP_IDLE_CONSUMERS = `
+local ok, consumers = pcall(redis.call, 'XINFO', 'CONSUMERS', KEYS[1], ARGV[1])
+if not ok then return 0 end
+local n = 0
+for _, flat in ipairs(consumers) do
+  local c = {}
+  for i = 1, #flat, 2 do c[flat[i]] = flat[i + 1] end
+  if c['name'] ~= ARGV[3] and c['pending'] == 0 and c['idle'] > tonumber(ARGV[2]) then
+    redis.call('XGROUP', 'DELCONSUMER', KEYS[1], ARGV[1], c['name'])
+    n = n + 1
+  end
+end
+return n`;
+
+type StreamEntry = [string, string[]];
+
+export class WebhookStore {
+  readonly #redis: RedisClient;
+  readonly #prefix: string;
+  readonly #create: Script;
+  readonly #delete: Script;
+  readonly #fail: Script;
+  readonly #retried: Script;
+  readonly #park: Script;
+  readonly #takeDue: Script;
+  readonly #replay: Script;
+  readonly #log: Script;
+  readonly #dropIdle: Script;
+  readonly #trimmed: Script;
+
+  constructor(redis: RedisClient, prefix: string) {
+    this.#redis = redis;
+    this.#prefix = prefix;
+    this.#create = defineScript(redis, "hook_create", CREATE);
+    this.#delete = defineScript(redis, "hook_delete", DELETE);
+    this.#fail = defineScript(redis, "hook_fail", FAIL);
+    this.#retried = defineScript(redis, "hook_retried", RETRIED);
+    this.#park = defineScript(redis, "hook_park", PARK);
+    this.#takeDue = defineScript(redis, "hook_take_due", TAKE_DUE);
+    this.#replay = defineScript(redis, "hook_replay", REPLAY);
+    this.#log = defineScript(redis, "hook_log", LOG);
+    this.#dropIdle = defineScript(redis, "hook_drop_idle_consumers", DROP_IDLE_CONSUMERS);
+    this.#trimmed = defineScript(redis, "hook_trimmed_unread", TRIMMED_UNREAD);
+  }
+
+  #subscriptions(s: TenantStorage): string {
+    return webhookSubscriptionsKey(this.#prefix, s.database, s.collectionPrefix);
+  }
+
+  #feed(s: TenantStorage): string {
+    return feedStreamKey(this.#prefix, s.database, s.collectionPrefix);
+  }
+
+  #part(s: TenantStorage, id: string, part: "retry" | "state" | "dead" | "log" | "replay"): string {
+    return webhookStateKey(this.#prefix, s.database, s.collectionPrefix, id, part);
+  }
+
+  #source(s: TenantStorage, id: string, source: DeliverySource): string {
+    return source === "feed" ? this.#feed(s) : this.#part(s, id, "replay");
+  }
+
+  /** Stores the subscription and starts its consumer groups at the feed's end. */
+  async create(project: WebhookProject, subscription: WebhookSubscription): Promise<void> {
+    const { storage } = project;
+    // The index first: an entry whose project has no subscription only costs a look.
+    await this.#redis.hset(
+      webhookProjectsKey(this.#prefix),
+      `${storage.database}/${storage.collectionPrefix}`,
+      JSON.stringify(project),
+    );
+    await this.#create(
+      3,
+      this.#subscriptions(storage),
+      this.#feed(storage),
+      this.#part(storage, subscription.id, "replay"),
+      subscription.id,
+      JSON.stringify(subscription),
+      groupOf(subscription.id),
+    );
+  }
+
+  async list(storage: TenantStorage): Promise<WebhookSubscription[]> {
+    const all = await this.#redis.hvals(this.#subscriptions(storage));
+    return all
+      .map((text) => JSON.parse(text) as WebhookSubscription)
+      .sort((a, b) => a.created.localeCompare(b.created) || a.id.localeCompare(b.id));
+  }
+
+  async get(storage: TenantStorage, id: string): Promise<WebhookSubscription | null> {
+    const text = await this.#redis.hget(this.#subscriptions(storage), id);
+    return text === null ? null : (JSON.parse(text) as WebhookSubscription);
+  }
+
+  /** Removes the subscription, its groups and everything its delivery kept; false when there was none. */
+  async delete(storage: TenantStorage, id: string): Promise<boolean> {
+    const parts = (["replay", "retry", "state", "dead", "log"] as const).map((p) =>
+      this.#part(storage, id, p),
+    );
+    const n = await this.#delete(
+      7,
+      this.#subscriptions(storage),
+      this.#feed(storage),
+      ...parts,
+      id,
+      groupOf(id),
+    );
+    return n === 1;
+  }
+
+  /** The project incarnations that have (or had) subscriptions. */
+  async projects(): Promise<WebhookProject[]> {
+    const all = await this.#redis.hvals(webhookProjectsKey(this.#prefix));
+    return all.map((text) => JSON.parse(text) as WebhookProject);
+  }
+
+  /** Drops an incarnation that no longer exists: its subscriptions and their state. */
+  async forgetProject(project: WebhookProject): Promise<void> {
+    for (const s of await this.list(project.storage)) await this.delete(project.storage, s.id);
+    const { storage } = project;
+    await this.#redis.hdel(
+      webhookProjectsKey(this.#prefix),
+      `${storage.database}/${storage.collectionPrefix}`,
+    );
+  }
+
+  /** Up to `count` entries of `source` no consumer of the subscription was given yet. */
+  async readNew(
+    storage: TenantStorage,
+    id: string,
+    consumer: string,
+    source: DeliverySource,
+    count: number,
+  ): Promise<StreamEntry[]> {
+    const reply = (await this.#redis.xreadgroup(
+      "GROUP",
+      groupOf(id),
+      consumer,
+      "COUNT",
+      count,
+      "STREAMS",
+      this.#source(storage, id, source),
+      ">",
+    )) as [string, StreamEntry[]][] | null;
+    return reply?.[0]?.[1] ?? [];
+  }
+
+  /**
+   * Entries of `source` another consumer was given and left without an answer for `minIdleMs`
+   * (its process died mid-delivery), now this consumer's; `deleted`: such entries the stream
+   * no longer keeps (trimmed meanwhile).
+   */
+  async takeOver(
+    storage: TenantStorage,
+    id: string,
+    consumer: string,
+    source: DeliverySource,
+    minIdleMs: number,
+    cursor: string,
+    count: number,
+  ): Promise<{ next: string; entries: StreamEntry[]; deleted: string[] }> {
+    const [next, entries, deleted] = (await this.#redis.xautoclaim(
+      this.#source(storage, id, source),
+      groupOf(id),
+      consumer,
+      minIdleMs,
+      cursor,
+      "COUNT",
+      count,
+    )) as [string, (StreamEntry | null)[], string[] | undefined];
+    return {
+      next,
+      entries: entries.filter((e): e is StreamEntry => e !== null),
+      deleted: deleted ?? [],
+    };
+  }
+
+  /** Forgets the consumers of processes gone long ago (nothing pending, silent for `idleMs`). */
+  async dropIdleConsumers(
+    storage: TenantStorage,
+    id: string,
+    source: DeliverySource,
+    idleMs: number,
+    self: string,
+  ): Promise<number> {
+    return (await this.#dropIdle(1, this.#source(storage, id, source), groupOf(id), idleMs, self)) as number;
+  }
+
+  /** First attempts answered (or events the subscription does not take): the entries leave the group's pending list. */
+  async ack(storage: TenantStorage, id: string, source: DeliverySource, entries: string[]): Promise<void> {
+    if (entries.length === 0) return;
+    const key = this.#source(storage, id, source);
+    if (source === "feed") await this.#redis.xack(key, groupOf(id), ...entries);
+    else
+      await this.#redis
+        .multi()
+        .xack(key, groupOf(id), ...entries)
+        .xdel(key, ...entries)
+        .exec();
+  }
+
+  /** A failed attempt: its retry state and due time; a first attempt also leaves the group, in the same step. */
+  async fail(
+    storage: TenantStorage,
+    id: string,
+    from: { source: DeliverySource; entry: string } | null,
+    state: RetryState,
+    dueAt: number,
+  ): Promise<void> {
+    await this.#fail(
+      4,
+      this.#part(storage, id, "state"),
+      this.#part(storage, id, "retry"),
+      this.#source(storage, id, from?.source ?? "feed"),
+      this.#subscriptions(storage),
+      state.webhookId,
+      JSON.stringify(state),
+      dueAt,
+      groupOf(id),
+      from?.entry ?? "",
+      from?.source === "replay" ? "1" : "0",
+      id,
+    );
+  }
+
+  /** A retry answered: its state is dropped. */
+  async retried(storage: TenantStorage, id: string, webhookId: string): Promise<void> {
+    await this.#retried(2, this.#part(storage, id, "state"), this.#part(storage, id, "retry"), webhookId);
+  }
+
+  /** Out of retries: the event is parked as a dead letter. */
+  async park(
+    storage: TenantStorage,
+    id: string,
+    from: { source: DeliverySource; entry: string } | null,
+    dead: DeadLetter,
+  ): Promise<void> {
+    await this.#park(
+      5,
+      this.#part(storage, id, "state"),
+      this.#part(storage, id, "retry"),
+      this.#part(storage, id, "dead"),
+      this.#source(storage, id, from?.source ?? "feed"),
+      this.#subscriptions(storage),
+      dead.webhookId,
+      JSON.stringify(dead),
+      groupOf(id),
+      from?.entry ?? "",
+      from?.source === "replay" ? "1" : "0",
+      id,
+    );
+  }
+
+  /** Up to `count` retries due at `now`, taken until `leaseUntil` (then due again unless settled). */
+  async takeDue(
+    storage: TenantStorage,
+    id: string,
+    now: number,
+    leaseUntil: number,
+    count: number,
+  ): Promise<RetryState[]> {
+    const states = (await this.#takeDue(
+      2,
+      this.#part(storage, id, "retry"),
+      this.#part(storage, id, "state"),
+      now,
+      leaseUntil,
+      count,
+    )) as string[];
+    return states.map((text) => JSON.parse(text) as RetryState);
+  }
+
+  /** Retries waiting (for tests and the console). */
+  async retrying(storage: TenantStorage, id: string): Promise<number> {
+    return this.#redis.zcard(this.#part(storage, id, "retry"));
+  }
+
+  async log(storage: TenantStorage, id: string, entry: DeliveryLogEntry, keep: number): Promise<void> {
+    const key = this.#part(storage, id, "log");
+    await this.#log(2, key, this.#subscriptions(storage), JSON.stringify(entry), keep, id);
+  }
+
+  /** The newest `count` log entries, newest first. */
+  async deliveryLog(storage: TenantStorage, id: string, count: number): Promise<DeliveryLogEntry[]> {
+    const all = await this.#redis.lrange(this.#part(storage, id, "log"), 0, count - 1);
+    return all.map((text) => JSON.parse(text) as DeliveryLogEntry);
+  }
+
+  async deadLetters(storage: TenantStorage, id: string): Promise<DeadLetter[]> {
+    const all = await this.#redis.hvals(this.#part(storage, id, "dead"));
+    return all
+      .map((text) => JSON.parse(text) as DeadLetter)
+      .sort((a, b) => a.parkedAt - b.parkedAt || a.webhookId.localeCompare(b.webhookId));
+  }
+
+  /** Sends dead letters again (one, or all with `webhookId` null): how many there were. */
+  async replay(storage: TenantStorage, id: string, webhookId: string | null): Promise<number> {
+    return (await this.#replay(
+      2,
+      this.#part(storage, id, "dead"),
+      this.#part(storage, id, "replay"),
+      webhookId ?? "",
+    )) as number;
+  }
+
+  /** Drops one dead letter; false when there was none. */
+  async discard(storage: TenantStorage, id: string, webhookId: string): Promise<boolean> {
+    return (await this.#redis.hdel(this.#part(storage, id, "dead"), webhookId)) === 1;
+  }
+
+  /** Events the feed trimmed before the subscription read them (each counted once). */
+  async trimmedUnread(storage: TenantStorage, id: string): Promise<number> {
+    return (await this.#trimmed(1, this.#feed(storage), groupOf(id))) as number;
+  }
+}

@@ -1,0 +1,151 @@
+/**
+ * Webhook delivery shared by data replicas (docs/webhooks.md): two real
+ * data-service processes consume one subscription's group; each event reaches
+ * the receiver once while both live, and when one is killed (SIGKILL) holding
+ * deliveries, the other takes them over (XAUTOCLAIM after WEBHOOK_CLAIM_IDLE_MS,
+ * 21 s here: longer than a held delivery's time limit): every event arrives.
+ */
+import { expect } from "chai";
+import { groupOf } from "../../../services/data/src/store/webhook-store.ts";
+import { type DataProcess, dataServiceEnv, startDataProcess } from "../../support/data-process.ts";
+import { call } from "../../support/http.ts";
+import { startPlatform } from "../../support/platform.ts";
+import { keysMatching, testRedisClient } from "../../support/stores.ts";
+import { until } from "../../support/until.ts";
+import { type Receiver, startReceiver } from "../../support/webhook-receiver.ts";
+import { type CanonicalSetup, canonicalProject, postLine, setupProject } from "../rules/support.ts";
+
+/** A product, a customer and an order for line items (each write checked). */
+async function lineFixture(s: CanonicalSetup): Promise<{ product: number; order: number }> {
+  const product = await s.api.post(s.key, "product", { name: "Widget", price: 10 });
+  expect(product.status, JSON.stringify(product.body)).to.equal(201);
+  const customer = await s.api.post(s.key, "customer", { name: "Alpha", credit_limit: 1_000_000 });
+  expect(customer.status, JSON.stringify(customer.body)).to.equal(201);
+  const order = await s.api.post(s.key, "purchaseorder", { customer_name: "Alpha" });
+  expect(order.status, JSON.stringify(order.body)).to.equal(201);
+  return { product: product.body.txsummary[0].product_number, order: order.body.txsummary[0].order_number };
+}
+
+describe("webhooks across replicas", function () {
+  this.timeout(180_000);
+  let s: CanonicalSetup;
+  let receiver: Receiver;
+  const replicas: DataProcess[] = [];
+
+  before(async () => {
+    // The in-process service serves the APIs but delivers nothing: the two replicas below do.
+    const platform = await startPlatform({
+      SANDBOX_ALLOW_LOOPBACK_FETCH: "true",
+      // The rules' first runs on a loaded machine: not what these tests are about.
+      SANDBOX_TIMEOUT_MS: "10000",
+      WEBHOOK_DELIVERY: "false",
+      WEBHOOK_POLL_MS: "20",
+      WEBHOOK_BACKOFF_BASE_MS: "50",
+      WEBHOOK_BACKOFF_CAP_MS: "200",
+      // Long enough that no held delivery times out on a loaded machine before the kill.
+      WEBHOOK_TIMEOUT_MS: "20000",
+      WEBHOOK_CLAIM_IDLE_MS: "21000",
+    });
+    s = await setupProject(canonicalProject(), { platform });
+    receiver = await startReceiver();
+    const env = { ...dataServiceEnv(platform.dataConfig), WEBHOOK_DELIVERY: "true" };
+    replicas.push(...(await Promise.all([startDataProcess(env), startDataProcess(env)])));
+  });
+  after(async () => {
+    await receiver?.close();
+    for (const r of replicas) await r.cleanup();
+    await s?.platform.close();
+  });
+
+  it("a replica killed mid-delivery loses no event", async () => {
+    const { product, order } = await lineFixture(s);
+    receiver.answer("hold");
+    const created = await s.admin.send("POST", "/accounts/acme/projects/shop/webhooks", {
+      url: receiver.url,
+      tables: ["lineitem"],
+      verbs: ["INSERT"],
+    });
+    expect(created.status, JSON.stringify(created.body)).to.equal(201);
+    receiver.setSecret(created.body.secret);
+    const events = 12;
+    for (let qty = 1; qty <= events; qty++)
+      expect((await postLine(s.api, s.key, { order, product }, qty)).status).to.equal(201);
+    await until("every event is held by a replica", async () => receiver.held() === events, 60_000);
+    // The normal case: each event was handed to one replica, once.
+    expect(new Set(receiver.received.map((d) => d.id)).size).to.equal(events);
+
+    // Which replica holds which deliveries: the group's pending entries by consumer (`<host>-<pid>-…`).
+    const redis = await testRedisClient();
+    let victim: DataProcess;
+    try {
+      const [feed] = await keysMatching(redis, `${s.platform.dataConfig.REDIS_PREFIX}feed:*`);
+      const [, , , consumers] = (await redis.xpending(feed!, groupOf(created.body.id))) as [
+        number,
+        string,
+        string,
+        [string, string][],
+      ];
+      const holding = consumers
+        .filter(([, n]) => Number(n) > 0)
+        .map(([name]) => Number(name.split("-").at(-2)));
+      victim = replicas.find((r) => holding.includes(r.pid))!;
+      expect(victim, JSON.stringify(consumers)).to.not.equal(undefined);
+    } finally {
+      redis.disconnect();
+    }
+    victim.child.kill("SIGKILL");
+    await victim.exited;
+    receiver.answer(200);
+    receiver.release(200);
+    await until("every event is delivered", async () => receiver.delivered().size === events, 60_000);
+    expect(receiver.received.every((d) => d.signed)).to.equal(true);
+    const qtys = receiver.received.filter((d) => d.status === 200).map((d) => d.body.data.row.qty_ordered);
+    expect([...new Set(qtys)].sort((a, b) => a - b)).to.deep.equal(
+      Array.from({ length: events }, (_, i) => i + 1),
+    );
+  });
+
+  it("events the feed trimmed before any replica read them are counted and logged, not lost silently", async () => {
+    for (const r of replicas)
+      if (r.child.exitCode === null && r.child.signalCode === null) r.child.kill("SIGKILL");
+    await Promise.all(replicas.map((r) => r.exited));
+    const [hook] = (await s.admin.send("GET", "/accounts/acme/projects/shop/webhooks")).body;
+    const product = await s.api.post(s.key, "product", { name: "Gadget", price: 1 });
+    expect(product.status, JSON.stringify(product.body)).to.equal(201);
+    const order = await s.api.post(s.key, "purchaseorder", { customer_name: "Alpha" });
+    expect(order.status, JSON.stringify(order.body)).to.equal(201);
+    const line = {
+      order: order.body.txsummary[0].order_number,
+      product: product.body.txsummary[0].product_number,
+    };
+    for (let qty = 1; qty <= 5; qty++) expect((await postLine(s.api, s.key, line, qty)).status).to.equal(201);
+    // What retention does when it is shorter than the subscription's backlog: the unread events go.
+    const redis = await testRedisClient();
+    try {
+      const [feed] = await keysMatching(redis, `${s.platform.dataConfig.REDIS_PREFIX}feed:*`);
+      await redis.xtrim(feed!, "MAXLEN", 0);
+    } finally {
+      redis.disconnect();
+    }
+    const next = await startDataProcess({
+      ...dataServiceEnv(s.platform.dataConfig),
+      WEBHOOK_DELIVERY: "true",
+    });
+    replicas.push(next);
+    const trimmed = async () => {
+      const page = (await call(next.base, "GET", "/metrics")).body as string;
+      const line = page.split("\n").find((l) => l.startsWith("tessera_webhook_events_trimmed_total"));
+      return Number(line?.split(" ").pop() ?? 0);
+    };
+    // Every event of the project's feed since the subscription's last read: the 5 line items and
+    // the product, the order and the rows their rules changed.
+    await until("the trimmed events are counted", async () => (await trimmed()) > 0);
+    const log = (await s.admin.send("GET", `/accounts/acme/projects/shop/webhooks/${hook.id}/deliveries`))
+      .body;
+    const lost = log.find((e: { outcome: string }) => e.outcome === "lost");
+    expect(lost.error).to.match(/^\d+ event\(s\) of the project's feed were trimmed/);
+    const counted = Number(/^(\d+)/.exec(lost.error)![1]);
+    expect(counted).to.equal(await trimmed());
+    expect(counted).to.be.at.least(5);
+  });
+});

@@ -1,0 +1,350 @@
+/**
+ * Webhooks (docs/webhooks.md): subscriptions through the admin API, deliveries
+ * to real HTTP receivers on loopback (SANDBOX_ALLOW_LOOPBACK_FETCH, the
+ * operator's switch), signed per Standard Webhooks; retries with a compressed
+ * back-off clock, dead letters and their replay, the delivery log, the audit
+ * trail, and the egress policy's refusals.
+ */
+import { expect } from "chai";
+import { verifyWebhook } from "../../../services/data/src/hooks/signature.ts";
+import { call } from "../../support/http.ts";
+import { startPlatform } from "../../support/platform.ts";
+import { keysMatching, testRedisClient } from "../../support/stores.ts";
+import { until } from "../../support/until.ts";
+import { type Receiver, startReceiver } from "../../support/webhook-receiver.ts";
+import { type CanonicalSetup, canonicalProject, postLine, type Row, setupProject } from "../rules/support.ts";
+
+const HOOKS = "/accounts/acme/projects/shop/webhooks";
+
+/** A webhook attempts counter of a data service, by outcome (0 when absent). */
+async function attempts(baseUrl: string, outcome: "delivered" | "failed" | "dead"): Promise<number> {
+  const page = (await call(baseUrl, "GET", "/metrics")).body as string;
+  const found = page
+    .split("\n")
+    .find((l) => l.startsWith("tessera_webhook_attempts_total{") && l.includes(`outcome="${outcome}"`));
+  return found ? Number(found.split(" ").pop()) : 0;
+}
+
+describe("webhooks", function () {
+  this.timeout(90_000);
+  let s: CanonicalSetup;
+  const receivers: Receiver[] = [];
+  const receiver = async () => {
+    const r = await startReceiver();
+    receivers.push(r);
+    return r;
+  };
+  const subscribe = async (r: Receiver, body: Row) => {
+    const created = await s.admin.send("POST", HOOKS, { url: r.url, ...body });
+    expect(created.status, JSON.stringify(created.body)).to.equal(201);
+    r.setSecret(created.body.secret);
+    return created.body as Row;
+  };
+  let product: number;
+  let order: number;
+
+  before(async () => {
+    const platform = await startPlatform({
+      SANDBOX_ALLOW_LOOPBACK_FETCH: "true",
+      // The rules' first runs on a loaded machine: not what these tests are about.
+      SANDBOX_TIMEOUT_MS: "10000",
+      WEBHOOK_POLL_MS: "20",
+      WEBHOOK_BACKOFF_BASE_MS: "50",
+      WEBHOOK_BACKOFF_CAP_MS: "200",
+      WEBHOOK_RETRY_WINDOW_SECONDS: "600",
+      WEBHOOK_TIMEOUT_MS: "2000",
+      WEBHOOK_CLAIM_IDLE_MS: "3000",
+    });
+    s = await setupProject(canonicalProject(), { platform });
+    product = (await s.api.post(s.key, "product", { name: "Widget", price: 10 })).body.txsummary[0]
+      .product_number;
+    await s.api.post(s.key, "customer", { name: "Alpha", credit_limit: 100000 });
+    order = (await s.api.post(s.key, "purchaseorder", { customer_name: "Alpha" })).body.txsummary[0]
+      .order_number;
+  });
+  after(async () => {
+    for (const r of receivers) await r.close();
+    await s.platform.close();
+  });
+
+  it("shows the secret once, then never; lists and reads the subscription; records it in the audit trail", async () => {
+    const r = await receiver();
+    const created = await subscribe(r, { tables: ["customer"], description: "crm sync" });
+    expect(created.secret).to.match(/^whsec_[A-Za-z0-9+/]+=*$/);
+    expect(created).to.include({ url: r.url, filter: null, description: "crm sync" });
+    expect(created.verbs).to.deep.equal(["INSERT", "UPDATE", "DELETE"]);
+    const list = await s.admin.send("GET", HOOKS);
+    expect(list.status).to.equal(200);
+    expect(list.body.map((h: Row) => h.id)).to.include(created.id);
+    const one = await s.admin.send("GET", `${HOOKS}/${created.id}`);
+    expect(one.body).to.include({ id: created.id, retrying: 0, deadLetters: 0 });
+    expect(JSON.stringify([list.body, one.body])).to.not.include(created.secret);
+    const deleted = await s.admin.send("DELETE", `${HOOKS}/${created.id}`);
+    expect(deleted.body).to.deep.equal({ id: created.id, deleted: true });
+    expect((await s.admin.send("GET", `${HOOKS}/${created.id}`)).status).to.equal(404);
+    const audit = (await s.admin.send("GET", "/accounts/acme/audit?pagesize=1000")).body as Row[];
+    const summaries = audit.map((e) => e.summary as string);
+    expect(summaries).to.include(`webhook ${created.id} deleted`);
+    const made = summaries.find((x) => x.startsWith(`webhook ${created.id} created`));
+    expect(made).to.include("tables [customer]");
+    expect(JSON.stringify(audit)).to.not.include(created.secret);
+  });
+
+  it("refuses bad subscriptions with the documented errors and stores nothing", async () => {
+    const before = (await s.admin.send("GET", HOOKS)).body.length;
+    const cases: [Row, number, number][] = [
+      [{ url: "http://127.0.0.1:1/x", tables: ["nope"] }, 400, 4001],
+      [{ url: "http://127.0.0.1:1/x", tables: ["customer"], filter: "nope = 1" }, 400, 4002],
+      [{ url: "http://127.0.0.1:1/x", tables: ["customer"], filter: "name = @{who}" }, 400, 4002],
+      [{ url: "http://127.0.0.1:1/x", tables: ["customer"], verbs: ["MERGE"] }, 400, 4001],
+      [{ url: "ftp://127.0.0.1/x", tables: ["customer"] }, 400, 4005],
+      [{ url: "http://user:pw@127.0.0.1:1/x", tables: ["customer"] }, 400, 4005],
+      // Private ranges and the metadata address stay refused even with loopback allowed.
+      [{ url: "http://10.0.0.7/x", tables: ["customer"] }, 400, 4005],
+      [{ url: "http://169.254.169.254/latest/meta-data", tables: ["customer"] }, 400, 4005],
+      [{ url: "http://[fd00::1]/x", tables: ["customer"] }, 400, 4005],
+      [{ tables: ["customer"] }, 400, 4001],
+    ];
+    for (const [body, status, code] of cases) {
+      const r = await s.admin.send("POST", HOOKS, body);
+      expect([r.status, r.body.errorCode], JSON.stringify(body)).to.deep.equal([status, code]);
+    }
+    expect((await s.admin.send("GET", HOOKS)).body.length).to.equal(before);
+    expect((await s.admin.send("GET", `${HOOKS}/wh_000000000000000000000000`)).status).to.equal(404);
+    expect((await s.admin.send("GET", "/accounts/acme/projects/nope/webhooks")).status).to.equal(404);
+  });
+
+  it("delivers each matching row change, rule side effects included, signed per Standard Webhooks", async () => {
+    const r = await receiver();
+    const all = await receiver();
+    await subscribe(r, { tables: ["customer"], verbs: ["UPDATE", "INSERT"], filter: "balance > 0" });
+    const everything = await subscribe(all, { tables: ["lineitem"] });
+    // Not delivered to r: the filter does not take it.
+    expect((await s.api.post(s.key, "customer", { name: "Zero", credit_limit: 1 })).status).to.equal(201);
+    const line = await postLine(s.api, s.key, { order, product }, 2);
+    expect(line.status, JSON.stringify(line.body)).to.equal(201);
+    await until("the customer a rule changed arrives", async () => r.delivered().size >= 1);
+    await until("the line item arrives", async () => all.delivered().size >= 1);
+    expect(r.received.map((d) => `${d.body.type} ${d.body.data.table}`)).to.deep.equal([
+      "row.updated customer",
+    ]);
+    expect(all.received.map((d) => `${d.body.type} ${d.body.data.table}`)).to.deep.equal([
+      "row.inserted lineitem",
+    ]);
+    for (const d of [...r.received, ...all.received]) {
+      expect(d.signed, "signature").to.equal(true);
+      expect(d.id).to.match(/^msg_wh_[0-9a-f]{24}_\d+-\d+$/);
+      expect(Math.abs(d.timestamp - Date.now() / 1000)).to.be.below(120);
+      expect(d.body.data).to.include({ account: "acme", project: "shop" });
+    }
+    const customer = r.received[0]!.body.data;
+    expect(customer.row.balance).to.equal(20);
+    expect(customer.rules).to.include("customer balance");
+    expect(customer.checksum).to.match(/^R:/);
+    expect(customer.row).to.not.have.property("_id");
+    // A delete reaches the subscription without a verb list, not the one without DELETE.
+    const id = line.body.txsummary.find((o: Row) => o["@metadata"].resource === "lineitem").lineitem_id;
+    const checksum = line.body.txsummary.find((o: Row) => o["@metadata"].resource === "lineitem")["@metadata"]
+      .checksum;
+    expect((await s.api.delete(s.key, `lineitem/${id}?checksum=${checksum}`)).status).to.equal(200);
+    await until("the delete arrives", async () =>
+      all.received.some((d) => d.body.type === "row.deleted" && d.body.data.oldRow.lineitem_id === id),
+    );
+    expect(r.received.map((d) => d.body.type)).to.deep.equal(["row.updated"]);
+    // A wrong secret does not verify: the signature is over id, timestamp and body.
+    const d = all.received[0]!;
+    expect(verifyWebhook(everything.secret, d.id, d.timestamp, JSON.stringify(d.body), "v1,AAAA")).to.equal(
+      false,
+    );
+  });
+
+  it("a receiver down for a while then back gets every event (retries with back-off; dedup by webhook-id)", async () => {
+    const r = await receiver();
+    const hook = await subscribe(r, { tables: ["lineitem"], verbs: ["INSERT"] });
+    await r.down();
+    const failedBefore = await attempts(s.platform.dataUrl, "failed");
+    const qtys = [11, 12, 13, 14, 15];
+    for (const qty of qtys)
+      expect((await postLine(s.api, s.key, { order, product }, qty)).status).to.equal(201);
+    // Down for the compressed window: as a 30 s outage is at the default back-off (attempts at 0, 5,
+    // 15 and 35 s), until every event failed three times (here 50, 100, 200 ms apart).
+    await until("each event failed three times", async () => {
+      const log = (await s.admin.send("GET", `${HOOKS}/${hook.id}/deliveries?pagesize=1000`)).body as Row[];
+      const thrice = log.filter((e) => e.outcome === "failed" && e.attempt >= 3).map((e) => e.webhookId);
+      return new Set(thrice).size === qtys.length;
+    });
+    expect(await attempts(s.platform.dataUrl, "failed")).to.be.at.least(failedBefore + 15);
+    expect((await s.admin.send("GET", `${HOOKS}/${hook.id}`)).body.retrying).to.equal(5);
+    await r.up();
+    await until("every event delivered", async () => r.delivered().size === 5);
+    expect(r.received.every((d) => d.signed)).to.equal(true);
+    expect(r.received.map((d) => d.body.data.row.qty_ordered).sort()).to.deep.equal(qtys);
+    const log = (await s.admin.send("GET", `${HOOKS}/${hook.id}/deliveries?pagesize=1000`)).body as Row[];
+    const delivered = log.filter((e) => e.outcome === "delivered");
+    expect(delivered).to.have.length(5);
+    for (const e of delivered) {
+      expect(e.status).to.equal(200);
+      expect(e.attempt).to.be.at.least(4);
+      expect(e.latencyMs).to.be.a("number");
+    }
+    const failure = log.find((e) => e.outcome === "failed")!;
+    expect(failure.status).to.equal(null);
+    expect(failure.error).to.be.a("string").and.not.equal("");
+    expect((await s.admin.send("GET", `${HOOKS}/${hook.id}`)).body.retrying).to.equal(0);
+  });
+
+  it("a subscription deleted while a delivery is under way leaves no state behind", async () => {
+    const r = await receiver();
+    r.answer("hold");
+    const hook = await subscribe(r, { tables: ["lineitem"], verbs: ["INSERT"] });
+    expect((await postLine(s.api, s.key, { order, product }, 21)).status).to.equal(201);
+    await until("the delivery is held", async () => r.held() === 1);
+    const failed = await attempts(s.platform.dataUrl, "failed");
+    expect((await s.admin.send("DELETE", `${HOOKS}/${hook.id}`)).status).to.equal(200);
+    r.release(500);
+    await until("the attempt is settled", async () => {
+      const now = await attempts(s.platform.dataUrl, "failed");
+      return now > failed;
+    });
+    const redis = await testRedisClient();
+    try {
+      const prefix = s.platform.dataConfig.REDIS_PREFIX;
+      const left = await keysMatching(redis, `${prefix}hook-*${hook.id}`);
+      expect(left).to.deep.equal([]);
+      const [feed] = await keysMatching(redis, `${prefix}feed:*`);
+      const groups = (await redis.xinfo("GROUPS", feed!)) as string[][];
+      expect(groups.map((g) => g[1])).to.not.include(`hook:${hook.id}`);
+    } finally {
+      redis.disconnect();
+    }
+  });
+
+  it("a deleted project's subscriptions and their state go; one created again under the name has none", async () => {
+    const r = await receiver();
+    r.answer(500);
+    const hook = await subscribe(r, { tables: ["product"] });
+    expect((await s.api.post(s.key, "product", { name: "Doomed", price: 1 })).status).to.equal(201);
+    await until("a failed attempt", async () => r.received.length >= 1);
+    expect((await s.admin.send("DELETE", "/accounts/acme/projects/shop")).status).to.equal(200);
+    const redis = await testRedisClient();
+    try {
+      const prefix = s.platform.dataConfig.REDIS_PREFIX;
+      await until("every key of the subscription is gone", async () => {
+        const left = await keysMatching(redis, `${prefix}hook*`);
+        return left.length === 0;
+      });
+    } finally {
+      redis.disconnect();
+    }
+    expect((await s.admin.putProject("acme", "shop", canonicalProject())).status).to.equal(201);
+    expect((await s.admin.send("GET", HOOKS)).body).to.deep.equal([]);
+    expect((await s.admin.send("GET", `${HOOKS}/${hook.id}`)).status).to.equal(404);
+  });
+});
+
+describe("webhooks: dead letters and replay", function () {
+  this.timeout(90_000);
+  let s: CanonicalSetup;
+  let r: Receiver;
+
+  before(async () => {
+    const platform = await startPlatform({
+      SANDBOX_ALLOW_LOOPBACK_FETCH: "true",
+      // The rules' first runs on a loaded machine: not what these tests are about.
+      SANDBOX_TIMEOUT_MS: "10000",
+      WEBHOOK_POLL_MS: "20",
+      WEBHOOK_BACKOFF_BASE_MS: "100",
+      WEBHOOK_BACKOFF_CAP_MS: "300",
+      WEBHOOK_RETRY_WINDOW_SECONDS: "1",
+    });
+    s = await setupProject(canonicalProject(), { platform });
+    r = await startReceiver();
+  });
+  after(async () => {
+    await r.close();
+    await s.platform.close();
+  });
+
+  it("parks an event past the retry window; an admin inspects it and replays it with the same webhook-id", async () => {
+    r.answer(503);
+    const created = await s.admin.send("POST", HOOKS, { url: r.url, tables: ["customer"] });
+    expect(created.status).to.equal(201);
+    r.setSecret(created.body.secret);
+    const id = created.body.id as string;
+    const dora = await s.api.post(s.key, "customer", { name: "Dora", credit_limit: 5 });
+    expect(dora.status, JSON.stringify(dora.body)).to.equal(201);
+    await until(
+      "a dead letter",
+      async () => (await s.admin.send("GET", `${HOOKS}/${id}`)).body.deadLetters === 1,
+    );
+    const dead = (await s.admin.send("GET", `${HOOKS}/${id}/deadletters`)).body as Row[];
+    expect(dead).to.have.length(1);
+    expect(dead[0]).to.include({ type: "row.inserted", lastStatus: 503 });
+    expect(dead[0]!.attempts).to.be.at.least(2);
+    expect(dead[0]!.payload.data.row.name).to.equal("Dora");
+    const log = (await s.admin.send("GET", `${HOOKS}/${id}/deliveries`)).body as Row[];
+    expect(log[0]).to.include({ outcome: "dead", status: 503, webhookId: dead[0]!.webhookId });
+    expect(await attempts(s.platform.dataUrl, "dead")).to.equal(1);
+
+    // A replay of a dead letter that does not exist, or with a malformed id, is 404 and changes nothing.
+    const missing = `${dead[0]!.webhookId.replace(/_\d+-/, "_1-")}`;
+    expect((await s.admin.send("POST", `${HOOKS}/${id}/deadletters/${missing}/replay`)).status).to.equal(404);
+    expect((await s.admin.send("POST", `${HOOKS}/${id}/deadletters/nope/replay`)).status).to.equal(404);
+
+    r.answer(200);
+    const before = r.received.length;
+    const replay = await s.admin.send("POST", `${HOOKS}/${id}/deadletters/${dead[0]!.webhookId}/replay`);
+    expect(replay.body).to.deep.equal({ id, replayed: 1 });
+    await until("the replayed event arrives", async () => r.delivered().has(dead[0]!.webhookId));
+    const again = r.received.slice(before).filter((d) => d.status === 200);
+    expect(again).to.have.length(1);
+    expect(again[0]!.signed).to.equal(true);
+    expect(again[0]!.body.data.row.name).to.equal("Dora");
+    expect((await s.admin.send("GET", `${HOOKS}/${id}/deadletters`)).body).to.deep.equal([]);
+    const audit = (await s.admin.send("GET", "/accounts/acme/audit?pagesize=1000")).body as Row[];
+    expect(audit.map((e) => e.summary)).to.include(
+      `webhook ${id}: dead letter ${dead[0]!.webhookId} replayed`,
+    );
+  });
+
+  it("replays every dead letter at once, and discards one", async () => {
+    r.answer(500);
+    const created = await s.admin.send("POST", HOOKS, { url: r.url, tables: ["product"] });
+    const id = created.body.id as string;
+    for (const name of ["a", "b", "c"]) await s.api.post(s.key, "product", { name, price: 1 });
+    await until(
+      "three dead letters",
+      async () => (await s.admin.send("GET", `${HOOKS}/${id}`)).body.deadLetters === 3,
+    );
+    const dead = (await s.admin.send("GET", `${HOOKS}/${id}/deadletters`)).body as Row[];
+    const discarded = await s.admin.send("DELETE", `${HOOKS}/${id}/deadletters/${dead[0]!.webhookId}`);
+    expect(discarded.body).to.deep.equal({ webhookId: dead[0]!.webhookId, deleted: true });
+    r.answer(200);
+    const replay = await s.admin.send("POST", `${HOOKS}/${id}/deadletters/replay`);
+    expect(replay.body).to.deep.equal({ id, replayed: 2 });
+    await until("both arrive", async () =>
+      dead.slice(1).every((d) => r.delivered().has(d.webhookId as string)),
+    );
+    expect(r.delivered().has(dead[0]!.webhookId)).to.equal(false);
+  });
+});
+
+describe("webhooks: the egress policy without the operator's loopback switch", function () {
+  this.timeout(60_000);
+
+  it("refuses a loopback URL (400/4005) and stores nothing", async () => {
+    const s = await setupProject(canonicalProject());
+    const r = await startReceiver();
+    try {
+      for (const url of [r.url, r.url.replace("127.0.0.1", "localhost"), "http://[::1]:9/x"]) {
+        const refused = await s.admin.send("POST", HOOKS, { url, tables: ["customer"] });
+        expect([refused.status, refused.body.errorCode], url).to.deep.equal([400, 4005]);
+        expect(refused.body.errorMessage).to.include("egress policy");
+      }
+      expect((await s.admin.send("GET", HOOKS)).body).to.deep.equal([]);
+    } finally {
+      await r.close();
+      await s.close();
+    }
+  });
+});

@@ -1,0 +1,101 @@
+/**
+ * A webhook receiver for tests: a real HTTP server on loopback that checks each
+ * delivery's Standard Webhooks signature and records it. It can be taken down
+ * (the port refuses connections) and brought back on the same port, answer
+ * another status, or hold requests unanswered until released.
+ */
+import http, { type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { verifyWebhook } from "../../services/data/src/hooks/signature.ts";
+
+export interface ReceivedDelivery {
+  id: string;
+  timestamp: number;
+  signed: boolean;
+  // biome-ignore lint/suspicious/noExplicitAny: a delivery's JSON body, read freely by tests
+  body: any;
+  /** The status the receiver answered. */
+  status: number;
+}
+
+export interface Receiver {
+  url: string;
+  /** Every request that came with a body, in order of arrival (answered or not yet). */
+  received: ReceivedDelivery[];
+  /** The ids answered 2xx, each once. */
+  delivered(): Set<string>;
+  /** Requests held unanswered now. */
+  held(): number;
+  setSecret(secret: string): void;
+  /** The status to answer from now on (200 by default); `hold`: keep requests open until `release`. */
+  answer(status: number | "hold"): void;
+  /** Answers every held request with `status`. */
+  release(status?: number): void;
+  down(): Promise<void>;
+  up(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startReceiver(path = "/hook"): Promise<Receiver> {
+  let secret = "";
+  let mode: number | "hold" = 200;
+  const received: ReceivedDelivery[] = [];
+  const holding: { res: ServerResponse; record: ReceivedDelivery }[] = [];
+  const handle = (req: IncomingMessage, res: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      const text = Buffer.concat(chunks).toString("utf8");
+      const id = String(req.headers["webhook-id"] ?? "");
+      const timestamp = Number(req.headers["webhook-timestamp"]);
+      const signature = String(req.headers["webhook-signature"] ?? "");
+      const record: ReceivedDelivery = {
+        id,
+        timestamp,
+        signed: secret !== "" && verifyWebhook(secret, id, timestamp, text, signature),
+        body: text ? JSON.parse(text) : undefined,
+        status: 0,
+      };
+      received.push(record);
+      if (mode === "hold") {
+        holding.push({ res, record });
+        return;
+      }
+      record.status = mode;
+      res.writeHead(mode).end();
+    });
+  };
+  let server = http.createServer(handle);
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as AddressInfo).port;
+  const closeServer = () =>
+    new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+  return {
+    url: `http://127.0.0.1:${port}${path}`,
+    received,
+    delivered: () => new Set(received.filter((r) => r.status >= 200 && r.status < 300).map((r) => r.id)),
+    held: () => holding.length,
+    setSecret: (s) => {
+      secret = s;
+    },
+    answer: (status) => {
+      mode = status;
+    },
+    release: (status = 200) => {
+      for (const { res, record } of holding.splice(0)) {
+        if (res.socket?.destroyed ?? true) continue;
+        record.status = status;
+        res.writeHead(status).end();
+      }
+    },
+    down: closeServer,
+    up: async () => {
+      server = http.createServer(handle);
+      await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
+    },
+    close: closeServer,
+  };
+}
