@@ -95,7 +95,7 @@ describe("contract: data service internal API (provider)", () => {
   after(async () => {
     if (server) await closeServer(server);
     if (!data) return;
-    await dropDatabases(data.deps.tenants, prefix);
+    await dropDatabases(data.mongo, prefix);
     await data.close();
   });
 

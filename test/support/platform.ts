@@ -7,10 +7,10 @@
 import http, { type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Writable } from "node:stream";
+import type { MongoClient } from "mongodb";
 import { createAuthService } from "../../services/auth/src/service.ts";
 import { createConsoleService } from "../../services/console/src/service.ts";
 import { createDataService, type DataService } from "../../services/data/src/service.ts";
-import type { TenantStore } from "../../services/data/src/store/tenant-store.ts";
 import { createGateway } from "../../services/dev-stack/src/gateway.ts";
 import {
   authConfigSchema,
@@ -23,11 +23,11 @@ import { createLogger } from "../../shared/logger.ts";
 import { isolationPrefix, testStores } from "./stores.ts";
 
 /** Drops every database whose name starts with `prefix` (a platform's metadata and its tenants'). */
-export async function dropDatabases(tenants: TenantStore, prefix: string): Promise<void> {
-  const admin = tenants.db("_").client.db("admin");
+export async function dropDatabases(mongo: MongoClient, prefix: string): Promise<void> {
+  const admin = mongo.db("admin");
   const { databases } = await admin.command({ listDatabases: 1, nameOnly: true });
   for (const { name } of databases as { name: string }[]) {
-    if (name.startsWith(prefix)) await tenants.db("_").client.db(name).dropDatabase();
+    if (name.startsWith(prefix)) await mongo.db(name).dropDatabase();
   }
 }
 
@@ -138,7 +138,7 @@ export async function startPlatform(
         [gateway, authServer, dataServer, consoleServer].flatMap((s) => (s ? [closeServer(s)] : [])),
       );
       await auth.close();
-      await dropDatabases(data.deps.tenants, prefix);
+      await dropDatabases(data.mongo, prefix);
       await data.close();
     },
   };

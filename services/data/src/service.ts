@@ -4,6 +4,7 @@
  * the integration tests (which listen on an ephemeral port).
  */
 import type { Redis } from "ioredis";
+import type { MongoClient } from "mongodb";
 import mongoose, { type Connection } from "mongoose";
 import { Gauge } from "prom-client";
 import { adminKeyCheck } from "../../../shared/admin-access/data-access.ts";
@@ -51,6 +52,7 @@ import { RowQueue } from "./store/row-queue.ts";
 import { StorageNames } from "./store/storage-names.ts";
 import { DeletedStorageSweeper } from "./store/storage-sweeper.ts";
 import { TableIndexStore } from "./store/table-index-store.ts";
+import { TenantDatabases } from "./store/tenant-databases.ts";
 import type { WriteLoop } from "./store/tenant-rows.ts";
 import { TenantStore } from "./store/tenant-store.ts";
 import { UserStore } from "./store/user-store.ts";
@@ -65,6 +67,8 @@ export interface DataService {
   lifecycle: Lifecycle;
   /** Drops what writes in flight recreated under the names of deleted accounts and projects. */
   sweeper: DeletedStorageSweeper;
+  /** The service's MongoDB client (for tools and tests that watch the commands it sends). */
+  mongo: MongoClient;
   close(): Promise<void>;
 }
 
@@ -117,21 +121,24 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
     client: redis,
     prefix: config.REDIS_PREFIX,
   });
-  const tenants = new TenantStore(
-    connection.getClient(),
-    config.QUERY_TIMEOUT_MS,
-    redis,
-    config.REDIS_PREFIX,
-  );
+  const databases = new TenantDatabases(connection.getClient(), config.QUERY_TIMEOUT_MS);
+  const tenants = new TenantStore(databases, redis, config.REDIS_PREFIX);
   const replicated = replicaAcknowledgement(config, replicaConnection, metrics, logger);
-  const { writeLoop, recoverer, feed } = createWritePath(config, tenants, redis, metrics, logger, replicated);
+  const { writeLoop, recoverer, feed } = createWritePath(
+    config,
+    databases,
+    redis,
+    metrics,
+    logger,
+    replicated,
+  );
   const hub = feed && new FeedHub(redis, () => createRedisClient(config, "command"), logger);
   const liveCuts = metrics.counter(
     "tessera_live_streams_cut_total",
     "Live queries ended because the client read slower than the changes came (it resumes)",
     [],
   );
-  const tableIndexes = new TableIndexStore(tenants, logger);
+  const tableIndexes = new TableIndexStore(databases, logger);
   const compile = (stored: ProjectWithStorage) => {
     const parsed = parseDefinitionStructure(stored.definition);
     if (!parsed.ok) throw new Error(`stored definition of ${stored.account}/${stored.name} no longer parses`);
@@ -227,7 +234,7 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
       redis: async () => {
         await redis.ping();
       },
-      mongodb: () => tenants.ping(),
+      mongodb: () => databases.ping(),
     },
     // Account administrators' keys open their account's projects (docs/data-api.md#administrators-keys).
     keys: createKeyValidator(keyStore, config.AUTH_SCHEMES, { adminKeys: adminKeyCheck(directory) }),
@@ -273,6 +280,7 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
     deps,
     lifecycle,
     sweeper,
+    mongo: connection.getClient(),
     async close() {
       if (dispatcher) await dispatcher.stop();
       projects.stop();
@@ -297,7 +305,7 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
  */
 function createWritePath(
   config: DataConfig,
-  tenants: TenantStore,
+  databases: TenantDatabases,
   redis: RedisClient,
   metrics: Metrics,
   logger: Logger,
@@ -341,14 +349,14 @@ function createWritePath(
   });
   const recoverer = new IntentRecoverer({
     intents,
-    undo: (account, writes, mayWrite) => undoWrites(tenants, account, writes, mayWrite),
+    undo: (account, writes, mayWrite) => undoWrites(databases, account, writes, mayWrite),
     leaseMs: policy.leaseMs,
     intervalMs: config.WRITE_RECOVERY_INTERVAL_MS,
     logger,
     onRecovered: () => recovered.inc(),
   });
   const feed = config.FEED_ENABLED ? createChangeFeed(config, redis, metrics, logger, replicated) : undefined;
-  return { writeLoop: createWriteLoop({ store: tenants, locks, policy, logger, feed }), recoverer, feed };
+  return { writeLoop: createWriteLoop({ store: databases, locks, policy, logger, feed }), recoverer, feed };
 }
 
 function liveLimits(config: DataConfig): LiveLimits {

@@ -87,7 +87,7 @@ export async function startTracedService(stack: Stack): Promise<TracedService> {
     WRITE_RECOVERY_INTERVAL_MS: "3600000",
   });
   const service = await createDataService(config, createLogger("bench-probe", "silent"));
-  const client = service.deps.tenants.db("_").client;
+  const client = service.mongo;
 
   let tracing = false;
   const redisSeen: string[] = [];

@@ -198,7 +198,7 @@ describe("nested children and their next_batch", () => {
         createLogger("data-counted", "silent"),
       );
       const storage = (await counted.deps.projects.get("acme", "demo"))!.storage;
-      counted.deps.tenants.db(storage.database).client.on("commandStarted", (event) => {
+      counted.mongo.on("commandStarted", (event) => {
         if (event.commandName === "find" && event.databaseName === storage.database)
           finds.push(event.command.find as string);
       });

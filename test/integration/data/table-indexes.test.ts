@@ -52,7 +52,7 @@ describe("table indexes from the definition", function () {
     (await admin.send("GET", "/accounts/acme/projects/demo/indexes")).body.indexes;
   const storeIndexes = async (table: string): Promise<string[]> => {
     const stored = await platform.data.deps.meta.getProjectWithStorage("acme", "demo");
-    const db = platform.data.deps.tenants.db(stored!.storage.database);
+    const db = platform.data.mongo.db(stored!.storage.database);
     const indexes = await db
       .collection(`${stored!.storage.collectionPrefix}${table}`)
       .listIndexes()
@@ -190,7 +190,7 @@ describe("table indexes from the definition", function () {
   });
 
   it("makes the metadata collections' indexes itself", async () => {
-    const meta = platform.data.deps.tenants.db(platform.dataConfig.META_DB);
+    const meta = platform.data.mongo.db(platform.dataConfig.META_DB);
     const has = async (collection: string, key: Record<string, 1>) => {
       const indexes = await meta
         .collection(collection)

@@ -1,11 +1,21 @@
 /**
  * Queries for the children of parent rows through a relationship: one parent, or
  * many at once (one `$in` for a one-column foreign key, one `$or` branch per
- * parent for a composite one, each parent asked for once).
+ * parent for a composite one, each parent asked for once), as the store's
+ * MongoDB dialect writes them (the shapes its indexes serve).
  */
 import { expect } from "chai";
 import type { Relationship } from "../../../services/data/src/domain/model/project-model.ts";
-import { childrenOfAnyQuery, childrenQuery } from "../../../services/data/src/domain/read/query-builder.ts";
+import {
+  childrenQuery as childrenFilter,
+  childrenOfAnyQuery as childrenOfAnyFilter,
+} from "../../../services/data/src/domain/read/query-builder.ts";
+import { toMongoFilter } from "../../../services/data/src/store/mongo-filter.ts";
+
+const childrenQuery = (rel: Relationship, parent: Record<string, unknown>) =>
+  toMongoFilter(childrenFilter(rel, parent));
+const childrenOfAnyQuery = (rel: Relationship, keys: unknown[][]) =>
+  toMongoFilter(childrenOfAnyFilter(rel, keys));
 
 const orders: Relationship = {
   role: "customer",

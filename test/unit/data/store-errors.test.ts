@@ -1,11 +1,17 @@
 /**
  * Store errors in the service's own terms: the translators the error middleware
  * is given (store/mongo-errors.ts, shared/redis-errors.ts) and the answer a
- * request gets through the middleware.
+ * request gets through the middleware; the port's adapter translates before
+ * its errors leave the store.
  */
 import { expect } from "chai";
+import { Redis } from "ioredis";
 import Koa from "koa";
+import { MongoClient } from "mongodb";
 import { translateMongoError } from "../../../services/data/src/store/mongo-errors.ts";
+import { TenantDatabases } from "../../../services/data/src/store/tenant-databases.ts";
+import { TenantStore } from "../../../services/data/src/store/tenant-store.ts";
+import { ApiError } from "../../../shared/errors.ts";
 import { errorMiddleware } from "../../../shared/http/error-middleware.ts";
 import { translateRedisError } from "../../../shared/redis-errors.ts";
 
@@ -72,5 +78,28 @@ describe("store errors", () => {
     expect(translated.status).to.equal(503);
     expect(translated.body).to.include({ statusCode: 503, errorCode: 5031 });
     expect((await answer(named("MongoNetworkError"), [])).status).to.equal(500);
+  });
+  it("the port's adapter answers a store that is away in the service's terms (503/5031), not the driver's", async () => {
+    // Nothing listens on port 1: server selection fails, as with a MongoDB that is down.
+    const redis = new Redis({ lazyConnect: true });
+    const storage = { database: "tn_acme", collectionPrefix: "p." };
+    try {
+      for (const read of [
+        (store: TenantStore) => store.find(storage, "customer", { op: "all" }),
+        (store: TenantStore) => store.exists(storage, "customer", { op: "id", id: 1 }),
+        (store: TenantStore) => store.get(storage, "customer", 1),
+      ]) {
+        const client = new MongoClient("mongodb://127.0.0.1:1/", { serverSelectionTimeoutMS: 50 });
+        const err = await read(new TenantStore(new TenantDatabases(client, 1000), redis, "t:")).then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        await client.close();
+        expect(err).to.be.instanceOf(ApiError);
+        expect(err).to.include({ statusCode: 503, errorCode: 5031 });
+      }
+    } finally {
+      redis.disconnect();
+    }
   });
 });

@@ -12,7 +12,7 @@ import { type ClientSession, MongoClient, MongoNetworkError, MongoServerError } 
 import type { PlannedWrite } from "../../../services/data/src/store/guarded-writes.ts";
 import { retryPolicy } from "../../../services/data/src/store/retry-policy.ts";
 import type { RowLockSession } from "../../../services/data/src/store/row-locks.ts";
-import type { TenantStore } from "../../../services/data/src/store/tenant-store.ts";
+import type { TenantDatabases } from "../../../services/data/src/store/tenant-databases.ts";
 import { transactionFailure } from "../../../services/data/src/store/transaction-outcome.ts";
 import { commitWrites } from "../../../services/data/src/store/unit-of-work.ts";
 import { ApiError } from "../../../shared/errors.ts";
@@ -63,7 +63,7 @@ function storeWith(client: MongoClient, fail: (op: string, call: number) => unkn
       sessions.push(session);
       return session;
     },
-  } as unknown as TenantStore;
+  } as unknown as TenantDatabases;
   return { store, ops, sessions };
 }
 
@@ -118,6 +118,19 @@ describe("unit of work with MongoDB transactions", () => {
       (e: unknown) => e,
     );
     expect(err).to.deep.include({ statusCode: 400, errorCode: 4003 });
+  });
+
+  it("a query stopped at its time limit leaves the unit of work as the service's 503/5031, not the driver's error", async () => {
+    const { store } = storeWith(client, (op) =>
+      op === "update x"
+        ? new MongoServerError({ message: "operation exceeded time limit", code: 50 })
+        : undefined,
+    );
+    const err = await commitWrites(store, "tn_acme", [insert(1), update("x")], locks, policy).catch(
+      (e: unknown) => e,
+    );
+    expect(err).to.be.instanceOf(ApiError);
+    expect(err).to.deep.include({ statusCode: 503, errorCode: 5031 });
   });
 
   describe("the answer once the driver gave up", () => {

@@ -8,29 +8,42 @@ import { compileProject, type ProjectModel } from "../../../services/data/src/do
 import { newChecksum, WritePlan } from "../../../services/data/src/domain/write/write-plan.ts";
 import { LogicEngine, sandboxRuntime } from "../../../services/data/src/rules/index.ts";
 import { IsolatePool } from "../../../services/data/src/sandbox/index.ts";
-import type { RowDocument, TenantRows } from "../../../services/data/src/store/tenant-rows.ts";
+import type { RowDocument, RowFilter, TenantRows } from "../../../services/data/src/store/tenant-rows.ts";
 import { testIdentity } from "../../fixtures/project-identity.ts";
 import { canonicalProject } from "../../integration/rules/support.ts";
 
 type Doc = RowDocument & Record<string, unknown>;
 
-/** The tenant-rows port in memory: get by _id, find by equality, sequences; counts reads. */
+/** The tenant-rows port in memory: get by _id, find by the port's row filters, sequences; counts reads. */
 function memoryStore(tables: Record<string, Doc[]>): { store: TenantRows; reads: () => number } {
   let reads = 0;
-  const matches = (doc: Doc, query: Record<string, unknown>) =>
-    Object.entries(query).every(([k, v]) => {
-      if (v !== null && typeof v === "object" && "$in" in v)
-        return (v as { $in: unknown[] }).$in.includes(doc[k]);
-      const want = v !== null && typeof v === "object" && "$eq" in v ? (v as { $eq: unknown }).$eq : v;
-      return doc[k] === want;
-    });
-  const find = async (_storage: unknown, table: string, q: Record<string, unknown>) => {
+  const matches = (doc: Doc, filter: RowFilter): boolean => {
+    switch (filter.op) {
+      case "all":
+        return true;
+      case "id":
+        return doc._id === filter.id;
+      case "ids":
+        return filter.ids.includes(doc._id);
+      case "eq":
+        return filter.columns.every((c, i) => doc[c] === filter.values[i]);
+      case "in":
+        return filter.values.includes(doc[filter.column]);
+      case "and":
+        return filter.items.every((f) => matches(doc, f));
+      case "or":
+        return filter.items.some((f) => matches(doc, f));
+      default:
+        throw new Error(`the in-memory store does not evaluate '${filter.op}' filters`);
+    }
+  };
+  const find = async (_storage: unknown, table: string, filter: RowFilter) => {
     reads++;
-    return (tables[table] ?? []).filter((d) => matches(d, q));
+    return (tables[table] ?? []).filter((d) => matches(d, filter));
   };
   const sequences = new Map<string, number>();
   const store: TenantRows = {
-    get: async (_storage, table, id) => (await find(_storage, table, { _id: id }))[0] ?? null,
+    get: async (_storage, table, id) => (await find(_storage, table, { op: "id", id }))[0] ?? null,
     find,
     exists: async (_storage, table, q) => (await find(_storage, table, q)).length > 0,
     nextSequence: async (_storage, table) => {

@@ -5,28 +5,15 @@
  * was) must match the query a GET of the same resource with the same
  * parameters would send the store (domain/read/query-builder.ts: the client's
  * filters and the roles' row filters with the key's globals), evaluated on the
- * row itself; the object shows the columns a GET shows (domain/read/representation.ts).
+ * row itself (store/mongo-filter.ts); the object shows the columns a GET shows (domain/read/representation.ts).
  */
 
-import type * as Sift from "sift";
-import siftDefault from "sift";
 import type { ProjectModel, ResourceModel } from "../domain/model/project-model.ts";
 import { type Principal, requirePermission } from "../domain/read/authorization.ts";
 import { buildQuery, type ClientQuery } from "../domain/read/query-builder.ts";
 import { type Addressing, toWire, type WireObject } from "../domain/read/representation.ts";
 import type { FeedEvent } from "../store/change-feed.ts";
-import type { RowDocument, RowQuery } from "../store/tenant-rows.ts";
-
-// sift is CommonJS: its named exports reach an ES module as properties of the default export.
-const sift = siftDefault as unknown as typeof Sift;
-/** The operators the query translator emits, and no others (sift's `$where` would run code). */
-const { $and, $or, $eq, $ne, $gt, $gte, $lt, $lte, $in, $nin, $regex, $options } = sift;
-const QUERY_OPERATIONS = { $and, $or, $eq, $ne, $gt, $gte, $lt, $lte, $in, $nin, $regex, $options };
-
-/** A compiled query document evaluated on one stored row, as the store would (webhooks filter events with it too). */
-export function rowTester(query: RowQuery): (doc: RowDocument) => boolean {
-  return sift.createQueryTester(query, { operations: QUERY_OPERATIONS });
-}
+import { rowMatcher } from "../store/mongo-filter.ts";
 
 export interface LiveScope {
   project: ProjectModel;
@@ -72,7 +59,7 @@ export function liveViewKey(scope: LiveScope, resource: ResourceModel, client: C
 export function liveView(scope: LiveScope, resource: ResourceModel, client: ClientQuery): LiveView {
   const { project, principal, addressing } = scope;
   const permission = requirePermission(project, principal, resource.table, "read");
-  const matches = rowTester(buildQuery(resource, permission, principal.globals, client));
+  const matches = rowMatcher(buildQuery(resource, permission, principal.globals, client));
   return (event) => {
     const doc = event.row ?? event.oldRow;
     if (event.table !== resource.table.name || !doc || !matches(doc)) return null;

@@ -9,9 +9,10 @@ import { z } from "zod";
 import { ApiError, errors } from "../../../../shared/errors.ts";
 import type { ProjectModel } from "../domain/model/project-model.ts";
 import { tableSchema } from "../domain/read/query-builder.ts";
-import { rowTester } from "../feed/live-view.ts";
+import { clientFilter } from "../domain/read/row-filters.ts";
 import { compileFilter, parseFilter } from "../query/index.ts";
 import type { FeedEvent, FeedVerb } from "../store/change-feed.ts";
+import { rowMatcher } from "../store/mongo-filter.ts";
 
 export const FEED_VERBS: readonly FeedVerb[] = ["INSERT", "UPDATE", "DELETE"];
 
@@ -64,7 +65,7 @@ export function compileEventTest(
       if (!table) return [];
       if (!parsed) return [[name, () => true] as const];
       try {
-        return [[name, rowTester(compileFilter(parsed, tableSchema(table), {}))] as const];
+        return [[name, rowMatcher(clientFilter(compileFilter(parsed, tableSchema(table), {})))] as const];
       } catch (err) {
         if (err instanceof ApiError && err.statusCode < 500)
           throw errors.badFilter(`filter on table '${name}': ${err.message}`);

@@ -149,8 +149,23 @@ export async function resolvePublicDocsRequest(
   };
 }
 
-export function resolveResource(version: VersionModel, raw: string): ResourceModel {
-  const name = decodePathSegment(raw);
+/**
+ * What a resource URL names after the version, checked once: the resource's name (decoded) and
+ * the key segment as sent (still percent-encoded: column-values.ts splits a composite key before
+ * decoding its parts), or none. 404 for more segments or a meta name (`@…`).
+ */
+export function resourceTarget(
+  r: ProjectRequest,
+  path: string,
+): { name: string; keyText: string | undefined } {
+  const [resource, keyText, ...more] = r.rest;
+  if (resource === undefined || more.length > 0 || resource.startsWith("@"))
+    throw errors.notFound(`No resource at ${path}`);
+  return { name: decodePathSegment(resource), keyText: keyText === "" ? undefined : keyText };
+}
+
+/** The table-based resource of a (decoded) path segment, or 404. */
+export function resolveResource(version: VersionModel, name: string): ResourceModel {
   // The original product addressed tables with a data-source prefix (`main:customer`).
   const resource = version.resources.get(name) ?? version.resources.get(name.slice(name.indexOf(":") + 1));
   if (!resource) throw errors.notFound(`No resource '${name}' in version '${version.name}'`);

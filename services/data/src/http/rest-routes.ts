@@ -14,16 +14,11 @@ import type { Logger } from "../../../../shared/logger.ts";
 import { parseKeySegment } from "../domain/model/column-values.ts";
 import type { ResourceModel } from "../domain/model/project-model.ts";
 import { type JavaScriptResourceModel, requireCallable } from "../domain/model/script-model.ts";
-import {
-  encodeQuery,
-  flag,
-  parseQueryString,
-  type QueryParams,
-  single,
-} from "../domain/read/query-params.ts";
+import { encodeQuery, parseQueryString, type QueryParams, single } from "../domain/read/query-params.ts";
 import { collectionHref } from "../domain/read/representation.ts";
 import { pageWindow, queryWithout, readFromParams } from "../domain/read/resource-read.ts";
 import { changeSummary } from "../domain/write/change-summary.ts";
+import { renderWriteAnswer, writeAnswerParts } from "../domain/write/write-answer.ts";
 import { executeWrite, type PlanExtension } from "../domain/write/writer.ts";
 import type { ScriptRequest, ScriptRunner } from "../scripts/script-runner.ts";
 import type { WriteLoop } from "../store/tenant-rows.ts";
@@ -47,6 +42,7 @@ import {
   resolveProjectRequest,
   resolvePublicDocsRequest,
   resolveResource,
+  resourceTarget,
 } from "./project-request.ts";
 import { formatOf, requireJson, respond } from "./response-format.ts";
 
@@ -142,13 +138,10 @@ export function restRouter(deps: RestDeps): Router {
   const handle = (ctx: Context) => auditedWhenAdmin(ctx, deps.audit, () => handleResource(ctx));
   const handleResource = async (ctx: Context) => {
     const r = await resolveProjectRequest(ctx, deps);
-    const [resourceName, keySegment] = r.rest;
-    if (resourceName === undefined || r.rest.length > 2 || resourceName.startsWith("@"))
-      throw errors.notFound(`No resource at ${ctx.path}`);
-    const keyText = keySegment !== undefined && keySegment !== "" ? keySegment : undefined;
-    const scripted = r.version.scripts.resources.get(decodePathSegment(resourceName));
+    const { name, keyText } = resourceTarget(r, ctx.path);
+    const scripted = r.version.scripts.resources.get(name);
     if (scripted) return javascriptResource(ctx, r, scripted, keyText);
-    const resource = resolveResource(r.version, resourceName);
+    const resource = resolveResource(r.version, name);
     const key = keyText !== undefined ? parseKeySegment(resource.table, keyText) : undefined;
     const request = scriptRequest(ctx.method, resource.name, keyText, r.params);
     if (ctx.method === "GET") {
@@ -240,13 +233,10 @@ export function restRouter(deps: RestDeps): Router {
       },
       deps.planExtension,
     );
-    noteAudit(ctx, { summary: `${r.project.name}/${r.version.name}: ${changeSummary(result.changes)}` });
-    const statusCode = method === "POST" ? 201 : 200;
-    const answer: Record<string, unknown> = { statusCode };
-    if (single(r.params, "txsummary") !== "false") answer.txsummary = result.txsummary;
-    if (flag(r.params, "rulesummary")) answer.rulesummary = result.rulesummary ?? [];
-    const final = await deps.scripts.responseEvents(r, request, { statusCode, body: answer }, true);
-    ctx.status = statusCode;
+    noteAudit(ctx, { summary: `${r.project.name}/${r.version.name}: ${changeSummary(result.plan.changes)}` });
+    const answer = renderWriteAnswer(result, writeAnswerParts(r.params));
+    const final = await deps.scripts.responseEvents(r, request, answer, true);
+    ctx.status = answer.statusCode;
     ctx.body = final.body;
   }
 

@@ -8,8 +8,8 @@
 import type { ClientSession } from "mongodb";
 import { ApiError, ErrorCode } from "../../../../shared/errors.ts";
 import { columnsOf, insertDuplicateError, isDuplicateKey, UniqueIndexError } from "./mongo-errors.ts";
-import type { RowWrite } from "./tenant-rows.ts";
-import type { RowDocument, TenantStore } from "./tenant-store.ts";
+import type { TenantDatabases } from "./tenant-databases.ts";
+import type { RowDocument, RowWrite } from "./tenant-rows.ts";
 
 /** A plan's row write (tenant-rows.ts) as the store commits it: by collection instead of table. */
 type ByCollection<W> = W extends { table: string } ? Omit<W, "table"> & { collection: string } : never;
@@ -27,7 +27,7 @@ export function rowOf(w: PlannedWrite): RowDocument {
 }
 
 export async function applyWrite(
-  store: TenantStore,
+  store: TenantDatabases,
   database: string,
   w: PlannedWrite,
   session?: ClientSession,
@@ -60,7 +60,7 @@ export async function applyWrite(
  * is put back when it is absent: the row lock (and its delete tombstone) guarantees that nobody
  * else deleted it since the plan read it.
  */
-export async function undoWrite(store: TenantStore, database: string, w: PlannedWrite): Promise<void> {
+export async function undoWrite(store: TenantDatabases, database: string, w: PlannedWrite): Promise<void> {
   const c = store.db(database).collection<RowDocument>(w.collection);
   const opts = { maxTimeMS: store.queryTimeoutMs };
   if (w.kind === "insert") await c.deleteOne({ _id: w.after._id, _ck: w.after._ck }, opts);
@@ -77,7 +77,7 @@ export async function undoWrite(store: TenantStore, database: string, w: Planned
  * the writes whose undo failed or was not tried, in the same order.
  */
 export async function undoWrites(
-  store: TenantStore,
+  store: TenantDatabases,
   database: string,
   writes: PlannedWrite[],
   mayWrite: () => boolean,

@@ -1,9 +1,12 @@
 /**
- * Driver errors of MongoDB that the write path answers in its own terms. Code
- * outside store/ sees only these errors, never the driver's.
+ * Driver errors of MongoDB in the service's own terms. The port's adapter
+ * (tenant-store.ts) and the unit of work (unit-of-work.ts) translate before an
+ * error leaves store/, so the domain and the rules see only these; the error
+ * middleware applies `translateMongoError` too, for the metadata stores
+ * (mongoose) that answer route handlers directly.
  */
 import { ApiError, ErrorCode, errors } from "../../../../shared/errors.ts";
-import type { RowId } from "./tenant-store.ts";
+import type { RowId } from "./tenant-rows.ts";
 
 /** The store's code for a write that would give two rows the same unique key. */
 const DUPLICATE_KEY = 11000;
@@ -76,7 +79,7 @@ const UNREACHABLE =
 const MAX_TIME_EXPIRED = 50;
 
 /**
- * For the error middleware: a MongoDB that is away → 503/5031; a query stopped at
+ * A MongoDB that is away → 503/5031; a query stopped at
  * its time limit → 503/5031 saying so (a write undoes what it applied before the
  * error reaches here); other errors are left alone.
  */

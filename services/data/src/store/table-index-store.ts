@@ -9,8 +9,8 @@
 import type { Logger } from "../../../../shared/logger.ts";
 import { isDuplicateKey } from "./mongo-errors.ts";
 import { collectionName, type TenantStorage } from "./storage-names.ts";
+import type { TenantDatabases } from "./tenant-databases.ts";
 import type { TableIndex } from "./tenant-rows.ts";
-import type { TenantStore } from "./tenant-store.ts";
 
 /** Every index Tessera makes is named with this prefix; others on a collection are left alone. */
 export const INDEX_PREFIX = "tessera_";
@@ -27,12 +27,12 @@ export interface IndexStatus extends TableIndex {
 type Attempt = { state: "building" } | { state: "failed"; error: string };
 
 export class TableIndexStore {
-  readonly #tenants: TenantStore;
+  readonly #tenants: TenantDatabases;
   readonly #logger: Logger;
   /** What this process saw of the indexes it made that are not in the store (yet), by collection and name. */
   readonly #attempts = new Map<string, Attempt>();
 
-  constructor(tenants: TenantStore, logger: Logger) {
+  constructor(tenants: TenantDatabases, logger: Logger) {
     this.#tenants = tenants;
     this.#logger = logger;
   }

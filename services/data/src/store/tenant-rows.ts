@@ -1,11 +1,13 @@
 /**
  * The port between the domain and the tenant rows: what a read or a write
- * asks of the store, in the domain's terms (tables, row ids, compiled queries).
- * The MongoDB implementation (tenant-store.ts) owns the query documents' time
- * limits and turns driver errors into the project's own (mongo-errors.ts); the
- * write loop (write-loop.ts) commits a plan. Code outside store/ imports only
- * the types of this module (docs/architecture.md).
+ * asks of the store, in the domain's terms (tables, row ids, row filters).
+ * The MongoDB implementation (tenant-store.ts) compiles each RowFilter to its
+ * query document (mongo-filter.ts), gives every query its time limit and turns
+ * driver errors into the project's own (mongo-errors.ts); the write loop
+ * (write-loop.ts) commits a plan. Code outside store/ imports only the types
+ * of this module (docs/architecture.md).
  */
+import type { MongoQuery } from "../query/index.ts";
 import type { TenantStorage } from "./storage-names.ts";
 
 /** A row's `_id`: its single key value, or the JSON text of a composite key's values. */
@@ -19,8 +21,35 @@ export type RowDocument = {
   [column: string]: any;
 };
 
-/** A compiled query document (query-builder.ts, query/translator.ts). */
-export type RowQuery = Record<string, unknown>;
+/**
+ * Which rows a read asks for. The domain builds these (domain/row-filters.ts); the adapter
+ * compiles them to its store's dialect (mongo-filter.ts), each to one fixed shape, so the
+ * store's indexes serve them. Columns are stored column names; `_id` is the row id.
+ */
+export type RowFilter =
+  /** Every row. */
+  | { op: "all" }
+  /** The row with this id. */
+  | { op: "id"; id: RowId }
+  /** The rows with any of these ids. */
+  | { op: "ids"; ids: RowId[] }
+  /** Each column equal to the value in the same position (SQL's `=`: never a null). */
+  | { op: "eq"; columns: string[]; values: unknown[] }
+  /** The column equal to one of the values. */
+  | { op: "in"; column: string; values: unknown[] }
+  | { op: "and"; items: RowFilter[] }
+  | { op: "or"; items: RowFilter[] }
+  /** Rows strictly after `values` in the ascending order of `columns` (keyset paging). */
+  | { op: "afterKey"; columns: string[]; values: unknown[] }
+  /** A client's filter, a resource's filter or a row filter, compiled by the filter language (query/). */
+  | { op: "client"; filter: ClientFilter };
+
+/**
+ * A filter of the filter language (docs/filters.md) as query/translator.ts compiles it: already in
+ * the store's dialect (a MongoDB query of allow-listed operators, with SQL's three-valued logic
+ * worked out), which only the adapter and the live view's matcher read.
+ */
+export type ClientFilter = { dialect: "mongodb"; query: MongoQuery };
 
 /** Sort order: columns with 1 (ascending) or -1 (descending), most significant first. */
 export type RowSort = [string, 1 | -1][];
@@ -31,12 +60,21 @@ export interface FindOptions {
   limit?: number;
 }
 
+/**
+ * Reads of a project's rows. A store that is away or a query past its time limit fails with
+ * the service's ApiError (503/5031), never a driver error.
+ */
 export interface TenantRows {
   /** The row with this id, or null. */
   get(storage: TenantStorage, table: string, id: RowId): Promise<RowDocument | null>;
-  find(storage: TenantStorage, table: string, query: RowQuery, options?: FindOptions): Promise<RowDocument[]>;
+  find(
+    storage: TenantStorage,
+    table: string,
+    filter: RowFilter,
+    options?: FindOptions,
+  ): Promise<RowDocument[]>;
   /** Whether at least one row matches. */
-  exists(storage: TenantStorage, table: string, query: RowQuery): Promise<boolean>;
+  exists(storage: TenantStorage, table: string, filter: RowFilter): Promise<boolean>;
   /** Next value of a table's generated key column. */
   nextSequence(storage: TenantStorage, table: string, column: string): Promise<number>;
 }

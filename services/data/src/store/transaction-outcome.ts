@@ -6,7 +6,7 @@
  *  - TransientTransactionError: the transaction was aborted, nothing was written: 503;
  *  - UnknownTransactionCommitResult: the commit was sent but never confirmed, so the writes may
  *    have been applied: 503 saying so (the client reads before trying again);
- *  - anything else: as thrown (the error middleware maps store outages to 503).
+ *  - anything else: as thrown (unit-of-work.ts then maps store outages to 503, mongo-errors.ts).
  */
 import { MongoError } from "mongodb";
 import { ApiError, ErrorCode, errors } from "../../../../shared/errors.ts";

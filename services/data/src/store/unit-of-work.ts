@@ -13,13 +13,14 @@
 import { ApiError, errors } from "../../../../shared/errors.ts";
 import type { FeedBatch } from "./change-feed.ts";
 import { applyWrite, type PlannedWrite, undoWrites } from "./guarded-writes.ts";
+import { translateMongoError } from "./mongo-errors.ts";
 import { backoffMs, type RetryPolicy, sleep } from "./retry-policy.ts";
 import type { RowLockSession } from "./row-locks.ts";
-import type { TenantStore } from "./tenant-store.ts";
+import type { TenantDatabases } from "./tenant-databases.ts";
 import { transactionFailure } from "./transaction-outcome.ts";
 
 export async function commitWrites(
-  store: TenantStore,
+  store: TenantDatabases,
   database: string,
   writes: PlannedWrite[],
   locks: RowLockSession,
@@ -27,7 +28,7 @@ export async function commitWrites(
   feed?: { batch: FeedBatch; append: (batch: FeedBatch) => Promise<void> },
 ): Promise<void> {
   if (writes.length === 0) return;
-  // A store-connection error leaves as 503/5031 through the error middleware.
+  // A store-connection error leaves as 503/5031 (mongo-errors.ts).
   if (locks.withoutTransactions) return applyWithUndo(store, database, writes, locks, policy, feed?.batch);
   const session = store.startSession();
   try {
@@ -35,7 +36,8 @@ export async function commitWrites(
       for (const w of writes) await applyWrite(store, database, w, session);
     });
   } catch (err) {
-    throw transactionFailure(err);
+    const failure = transactionFailure(err);
+    throw translateMongoError(failure) ?? failure;
   } finally {
     await session.endSession();
   }
@@ -52,7 +54,7 @@ export function writesToUndo(writes: PlannedWrite[], applied: number, err: unkno
 }
 
 async function applyWithUndo(
-  store: TenantStore,
+  store: TenantDatabases,
   database: string,
   writes: PlannedWrite[],
   locks: RowLockSession,
@@ -80,7 +82,7 @@ async function applyWithUndo(
 
 /** Undoes `writes` in order, retrying the failed ones until the window closes; true when all are undone. */
 async function undoWithinWindow(
-  store: TenantStore,
+  store: TenantDatabases,
   database: string,
   writes: PlannedWrite[],
   locks: RowLockSession,

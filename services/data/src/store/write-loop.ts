@@ -15,12 +15,12 @@ import { DuplicateKeyError } from "./mongo-errors.ts";
 import { backoffMs, type RetryPolicy, sleep } from "./retry-policy.ts";
 import type { RowLocks } from "./row-locks.ts";
 import { collectionName, type TenantStorage } from "./storage-names.ts";
+import type { TenantDatabases } from "./tenant-databases.ts";
 import type { Planned, RowWrite, WriteLoop } from "./tenant-rows.ts";
-import type { TenantStore } from "./tenant-store.ts";
 import { commitWrites } from "./unit-of-work.ts";
 
 export interface WriteLoopDeps {
-  store: TenantStore;
+  store: TenantDatabases;
   locks: RowLocks;
   policy: RetryPolicy;
   logger: Logger;

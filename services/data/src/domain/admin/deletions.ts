@@ -7,7 +7,10 @@
  * lands after the deletion stays with the dead incarnation: a project or
  * account created again under the same name never sees it.
  */
+import { errors } from "../../../../../shared/errors.ts";
+import { checkIfMatch, type Precondition } from "../../../../../shared/http/if-match.ts";
 import type { KeyStore } from "../../../../../shared/keys/key-store.ts";
+import type { AccountRateLimitStore } from "../../../../../shared/rate-limits/request-limits.ts";
 import type { AdminStore } from "../../store/admin-store.ts";
 import type { Leases } from "../../store/leases.ts";
 import type { AccountDoc, MetaStore, ProjectWithStorage, StoredProject } from "../../store/meta-store.ts";
@@ -16,7 +19,8 @@ import type { RevisionStore } from "../../store/revision-store.ts";
 import type { TenantStorage } from "../../store/storage-names.ts";
 import type { UserStore } from "../../store/user-store.ts";
 import type { ProjectModel } from "../model/project-model.ts";
-import { holdProject } from "./project-changes.ts";
+import { holdAccount, holdAccountAdmins, holdProject } from "./change-leases.ts";
+import { accountTag, checkPrecondition, requireAccountIncarnation } from "./project-changes.ts";
 
 export interface DeletionDeps {
   meta: MetaStore;
@@ -39,6 +43,50 @@ async function forgetProject(deps: DeletionDeps, account: string, project: strin
   await deps.users.deleteProject(account, project);
   await deps.revisions.deleteProject(account, project);
   await deps.keyStore.deleteProject(account, project);
+}
+
+/**
+ * A project's deletion as the admin API asks for it: under the project's lease, while the account
+ * is still incarnation `accountUid` (else 404) and the project meets the precondition (412).
+ */
+export async function applyProjectDeletion(
+  deps: DeletionDeps,
+  request: { account: string; accountUid: string; project: string; precondition: Precondition | undefined },
+): Promise<void> {
+  const { account, project } = request;
+  await holdProject(deps, account, project, async () => {
+    await requireAccountIncarnation(deps.meta, account, request.accountUid);
+    const stored = await deps.meta.getProjectWithStorage(account, project);
+    if (!stored) throw errors.notFound(`No project '${project}' in account '${account}'`);
+    checkPrecondition(request.precondition, stored);
+    await deleteProject(deps, stored);
+  });
+}
+
+/**
+ * An account's deletion as the admin API asks for it: under the account's lease, while it is still
+ * incarnation `accountUid` (else 404) and meets the precondition (412); `deleting` learns how
+ * many projects go with it just before they do. Its request rate limits go too.
+ */
+export async function applyAccountDeletion(
+  deps: DeletionDeps & { accountRateLimits: Pick<AccountRateLimitStore, "drop"> },
+  request: {
+    account: string;
+    accountUid: string;
+    precondition: Precondition | undefined;
+    deleting?: (projects: number) => void;
+  },
+): Promise<void> {
+  const { account } = request;
+  await holdAccount(deps, account, async () => {
+    const doc = await deps.meta.getAccount(account);
+    if (!doc || deps.meta.accountUid(doc) !== request.accountUid) throw errors.noAccount(account);
+    checkIfMatch(request.precondition, accountTag(deps.meta, doc), `Account '${account}'`);
+    const projects = await deps.meta.listProjects(account);
+    request.deleting?.(projects.length);
+    await deleteAccount(deps, doc, projects);
+    await deps.accountRateLimits.drop(account);
+  });
 }
 
 /** Deletes a project's incarnation; the caller holds the project's lease (holdProject). */
@@ -69,7 +117,7 @@ export async function deleteAccount(
     projects: projects.map(({ name, uid }) => ({ name, uid })),
   });
   await deps.meta.deleteAccount(account);
-  await deps.leases.hold(`admins:${deps.meta.accountUid(doc)}`, () => deps.admins.deleteAccount(account));
+  await holdAccountAdmins(deps, deps.meta.accountUid(doc), () => deps.admins.deleteAccount(account));
   // Under each project's lease: a change of its users under way finishes first, or finds it gone.
   for (const p of projects)
     await holdProject(deps, account, p.name, () => forgetProject(deps, account, p.name, p.uid));

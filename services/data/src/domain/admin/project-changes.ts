@@ -13,9 +13,9 @@
 import { randomUUID } from "node:crypto";
 import type { AuditActor } from "../../../../../shared/admin-access/audit.ts";
 import { errors } from "../../../../../shared/errors.ts";
-import { type Precondition, preconditionMet } from "../../../../../shared/http/if-match.ts";
+import { type Precondition, preconditionMet, stateTag } from "../../../../../shared/http/if-match.ts";
 import type { Leases } from "../../store/leases.ts";
-import type { MetaStore, StoredProject } from "../../store/meta-store.ts";
+import type { AccountDoc, MetaStore, StoredProject } from "../../store/meta-store.ts";
 import type { ProjectCache } from "../../store/project-cache.ts";
 import type { RevisionStore } from "../../store/revision-store.ts";
 import type { TenantStorage } from "../../store/storage-names.ts";
@@ -36,6 +36,7 @@ import {
   UNSERVED_IDENTITY,
 } from "../model/project-model.ts";
 import { definitionIndexes } from "../model/table-indexes.ts";
+import { holdProject } from "./change-leases.ts";
 import { type DefinitionDiff, diffDefinitions } from "./definition-diff.ts";
 
 export interface DefinitionChecks {
@@ -45,6 +46,11 @@ export interface DefinitionChecks {
 /** What identifies one revision of one incarnation of a project (its ETag's value). */
 export function projectTag(project: { uid: string; revision: number }): string {
   return `${project.uid}.${project.revision}`;
+}
+
+/** What identifies the state of one incarnation of an account (its ETag's value): its display name. */
+export function accountTag(meta: Pick<MetaStore, "accountUid">, doc: AccountDoc): string {
+  return stateTag(meta.accountUid(doc), [doc.displayName ?? null]);
 }
 
 /** Makes a project's store indexes (store/table-index-store.ts), in the background; never throws. */
@@ -206,20 +212,6 @@ async function startIndexes(
   if (!deps.indexes) return;
   const stored = await deps.meta.getProjectWithStorage(account, project);
   if (stored) void deps.indexes.apply(stored.storage, definitionIndexes(definition));
-}
-
-/**
- * Runs `work` holding the lease every change of the project takes (its
- * definition, its deletion, its users): while it runs, no other change of the
- * project's incarnation starts or ends.
- */
-export function holdProject<T>(
-  deps: Pick<ProjectChangeDeps, "leases">,
-  account: string,
-  project: string,
-  work: () => Promise<T>,
-): Promise<T> {
-  return deps.leases.hold(`project:${account}/${project}`, work);
 }
 
 /** 404/4041 unless the account exists and is still incarnation `accountUid`. */

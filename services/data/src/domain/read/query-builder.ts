@@ -1,6 +1,6 @@
 /**
- * Turns request parameters and role restrictions into one MongoDB query and
- * sort: client filters (filter, sysfilter — repeated ones AND together), the
+ * Turns request parameters and role restrictions into one row filter (the
+ * store's port, row-filters.ts) and sort: client filters (filter, sysfilter — repeated ones AND together), the
  * resource's own filter, and the role's row filters; ordering with the key as
  * the final tie-breaker.
  */
@@ -15,10 +15,11 @@ import {
   parseSysfilter,
   parseSysorder,
 } from "../../query/index.ts";
-import type { RowDocument, RowQuery } from "../../store/tenant-rows.ts";
+import type { RowDocument, RowFilter } from "../../store/tenant-rows.ts";
 import { distinctByJson } from "../model/column-values.ts";
 import type { Relationship, ResourceModel, TableModel } from "../model/project-model.ts";
 import type { Permission } from "./authorization.ts";
+import { and, clientFilter, columnIn, columnsEqual, or } from "./row-filters.ts";
 
 export type SortSpec = [string, 1 | -1][];
 
@@ -72,18 +73,20 @@ export function rowFilterQuery(
   table: TableModel,
   permission: Permission,
   globals: Record<string, unknown>,
-): RowQuery | null {
+): RowFilter | null {
   if (!permission.rowFilters) return null;
   const schema = once(table, "schema", () => tableSchema(table));
   const parts = permission.rowFilters.map((text) =>
-    compileFilter(
-      once(table, `row filter ${text}`, () => parseFilter(text, "row filter")),
-      schema,
-      globals,
-      { label: "row filter" },
+    clientFilter(
+      compileFilter(
+        once(table, `row filter ${text}`, () => parseFilter(text, "row filter")),
+        schema,
+        globals,
+        { label: "row filter" },
+      ),
     ),
   );
-  return parts.length === 1 ? parts[0]! : { $or: parts };
+  return parts.length === 1 ? parts[0]! : or(parts);
 }
 
 export function buildQuery(
@@ -91,15 +94,17 @@ export function buildQuery(
   permission: Permission,
   globals: Record<string, unknown>,
   client: ClientQuery,
-): RowQuery {
+): RowFilter {
   const schema = resourceSchema(resource, permission.columns);
-  const parts: RowQuery[] = [];
-  for (const text of client.filters) parts.push(compileFilter(parseFilter(text), schema, globals));
-  for (const text of client.sysfilters) parts.push(compileFilter(parseSysfilter(text), schema, globals));
+  const parts: RowFilter[] = [];
+  for (const text of client.filters)
+    parts.push(clientFilter(compileFilter(parseFilter(text), schema, globals)));
+  for (const text of client.sysfilters)
+    parts.push(clientFilter(compileFilter(parseSysfilter(text), schema, globals)));
   const filter = resource.filter;
   if (filter) {
     const parsed = once(resource, "filter", () => parseFilter(filter));
-    parts.push(compileFilter(parsed, definedSchema(resource), globals));
+    parts.push(clientFilter(compileFilter(parsed, definedSchema(resource), globals)));
   }
   const rows = rowFilterQuery(resource.table, permission, globals);
   if (rows) parts.push(rows);
@@ -107,33 +112,26 @@ export function buildQuery(
 }
 
 /** The children of one parent row through `rel`: each foreign-key column equal to the parent's key column. */
-export function childrenQuery(rel: Relationship, parent: Record<string, unknown>): RowQuery {
-  return foreignKeyEquals(
-    rel,
+export function childrenQuery(rel: Relationship, parent: Record<string, unknown>): RowFilter {
+  return columnsEqual(
+    rel.childColumns,
     rel.parentColumns.map((c) => parent[c]),
   );
 }
 
 /**
  * The children of any of several parents through `rel`, given the parents' key tuples (values of
- * `rel.parentColumns`): `$in` on a one-column foreign key, else one `$or` branch per parent.
- * Repeated tuples are asked for once.
+ * `rel.parentColumns`): one of the values on a one-column foreign key, else one alternative per
+ * parent. Repeated tuples are asked for once.
  */
-export function childrenOfAnyQuery(rel: Relationship, parentKeys: unknown[][]): RowQuery {
+export function childrenOfAnyQuery(rel: Relationship, parentKeys: unknown[][]): RowFilter {
   const tuples = distinctByJson(parentKeys);
-  if (rel.childColumns.length === 1) return { [rel.childColumns[0]!]: { $in: tuples.map((t) => t[0]) } };
-  return { $or: tuples.map((t) => foreignKeyEquals(rel, t)) };
-}
-
-/** Each foreign-key column of `rel` equal to the parent key value in the same position. */
-function foreignKeyEquals(rel: Relationship, parentKey: unknown[]): RowQuery {
-  return Object.fromEntries(rel.childColumns.map((c, i) => [c, { $eq: parentKey[i] }]));
-}
-
-export function and(parts: RowQuery[]): RowQuery {
-  const kept = parts.filter((p) => Object.keys(p).length > 0);
-  if (kept.length === 0) return {};
-  return kept.length === 1 ? kept[0]! : { $and: kept };
+  if (rel.childColumns.length === 1)
+    return columnIn(
+      rel.childColumns[0]!,
+      tuples.map((t) => t[0]),
+    );
+  return or(tuples.map((t) => columnsEqual(rel.childColumns, t)));
 }
 
 export function buildSort(resource: ResourceModel, permission: Permission, client: ClientQuery): SortSpec {
@@ -162,14 +160,8 @@ export function pagekeyAfter(table: TableModel, sort: SortSpec, last: RowDocumen
 }
 
 /** Rows strictly after `last` in key order (lexicographic over the key columns). */
-export function afterKey(table: TableModel, last: unknown[]): RowQuery {
+export function afterKey(table: TableModel, last: unknown[]): RowFilter {
   if (last.length !== table.key.length)
     throw errors.malformed("The paging position does not fit this resource");
-  const alternatives: RowQuery[] = table.key.map((k, i) => {
-    const clause: RowQuery = {};
-    for (let j = 0; j < i; j++) clause[table.key[j]!] = { $eq: last[j] };
-    clause[k] = { $gt: last[i] };
-    return clause;
-  });
-  return alternatives.length === 1 ? alternatives[0]! : { $or: alternatives };
+  return { op: "afterKey", columns: table.key, values: last };
 }

@@ -9,13 +9,12 @@
  * them (the nested resource read alone, restricted to that parent).
  */
 import { errors } from "../../../../../shared/errors.ts";
-import type { RowDocument, RowQuery, TenantRows } from "../../store/tenant-rows.ts";
+import type { RowDocument, RowFilter, RowId, TenantRows } from "../../store/tenant-rows.ts";
 import { distinctByJson, keySegment, parseKeySegment, rowId } from "../model/column-values.ts";
 import type { ProjectModel, ResourceModel } from "../model/project-model.ts";
 import { type Permission, type Principal, permissionFor, requirePermission } from "./authorization.ts";
 import {
   afterKey,
-  and,
   buildQuery,
   buildSort,
   type ClientQuery,
@@ -27,6 +26,7 @@ import {
   type SortSpec,
 } from "./query-builder.ts";
 import { type Addressing, toWire, type WireObject } from "./representation.ts";
+import { ALL_ROWS, and, byId, byIds } from "./row-filters.ts";
 
 export interface ReadRequest {
   project: ProjectModel;
@@ -78,7 +78,7 @@ export async function readResource(store: TenantRows, req: ReadRequest): Promise
   const sort = buildSort(resource, permission, req.client);
   let skip = req.offset;
   if (req.key) {
-    query = and([{ _id: rowId(resource.table, req.key) }, query]);
+    query = and([byId(rowId(resource.table, req.key)), query]);
     skip = 0;
   } else if (req.pagekey && isKeyOrder(resource.table, sort)) {
     query = and([query, afterKey(resource.table, req.pagekey)]);
@@ -117,12 +117,12 @@ async function childrenOfVisibleParent(
   req: ReadRequest,
   resource: ResourceModel,
   parentKey: Record<string, unknown>,
-): Promise<RowQuery | null> {
+): Promise<RowFilter | null> {
   const { relationship: rel, container } = resource.via!;
   const permission = permissionFor(req.project, req.principal, container.table, "read");
   if (!permission) return null;
   const visible = and([
-    { _id: rowId(container.table, parentKey) },
+    byId(rowId(container.table, parentKey)),
     buildQuery(container, permission, req.principal.globals, NO_CLIENT_QUERY),
   ]);
   if (!(await store.exists(req.project.storage, container.table.name, visible))) return null;
@@ -151,8 +151,8 @@ async function attachSubresources(
         docs.map((d) => parentIdOf(rel.childColumns, d)).filter((x) => x !== undefined),
       );
       const query = and([
-        { _id: { $in: ids } },
-        rowFilterQuery(sub.table, permission, req.principal.globals) ?? {},
+        byIds(ids as RowId[]),
+        rowFilterQuery(sub.table, permission, req.principal.globals) ?? ALL_ROWS,
       ]);
       const parents = await store.find(req.project.storage, sub.table.name, query);
       const byId = new Map(parents.map((p) => [idText(p._id), p]));

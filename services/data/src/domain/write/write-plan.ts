@@ -4,10 +4,11 @@
  * its final state. Rows read during planning are cached so each is read once.
  */
 import { randomBytes } from "node:crypto";
-import type { RowDocument, RowId, RowQuery, RowWrite, TenantRows } from "../../store/tenant-rows.ts";
+import type { RowDocument, RowFilter, RowId, RowWrite, TenantRows } from "../../store/tenant-rows.ts";
 import { rowId } from "../model/column-values.ts";
 import type { ProjectModel, Relationship, ResourceModel, TableModel } from "../model/project-model.ts";
 import { childrenQuery } from "../read/query-builder.ts";
+import { byIds } from "../read/row-filters.ts";
 
 export type Verb = "INSERT" | "UPDATE" | "DELETE";
 
@@ -89,7 +90,7 @@ export class WritePlan {
       await this.current(table, missing[0]!);
       return;
     }
-    const docs = await this.findStored(table, { _id: { $in: missing } });
+    const docs = await this.findStored(table, byIds(missing));
     const found = new Set(docs.map((d) => rowKey(table, d._id)));
     for (const id of missing) if (!found.has(rowKey(table, id))) this.#reads.set(rowKey(table, id), null);
   }
@@ -174,9 +175,9 @@ export class WritePlan {
     return this.changes.filter((c) => c.table.name === table.name);
   }
 
-  /** Rows of `table` as stored before this request that match `query` (remembered, so later reads are free). */
-  async findStored(table: TableModel, query: RowQuery): Promise<RowDocument[]> {
-    const docs = await this.#store.find(this.project.storage, table.name, query);
+  /** Rows of `table` as stored before this request that match `filter` (remembered, so later reads are free). */
+  async findStored(table: TableModel, filter: RowFilter): Promise<RowDocument[]> {
+    const docs = await this.#store.find(this.project.storage, table.name, filter);
     for (const d of docs) this.remember(table, d);
     return docs;
   }

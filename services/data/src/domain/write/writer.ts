@@ -1,7 +1,8 @@
 /**
  * POST / PUT / DELETE of a resource: validates and plans every object of the
  * request (actions INSERT, UPDATE, DELETE, MERGE_INSERT, LOOKUP; nested children
- * and parents), then commits the plan as one unit and answers the txsummary.
+ * and parents), then commits the plan as one unit. Its result is the committed
+ * plan; write-answer.ts renders the answer from it.
  */
 import { type ApiError, errors } from "../../../../../shared/errors.ts";
 import type { RowDocument, RowWrite, TenantRows, WriteLoop } from "../../store/tenant-rows.ts";
@@ -14,11 +15,12 @@ import type {
   TableModel,
   VersionModel,
 } from "../model/project-model.ts";
-import { type Permission, type Principal, permissionFor, requirePermission } from "../read/authorization.ts";
-import { and, childrenQuery, rowFilterQuery } from "../read/query-builder.ts";
-import { type Addressing, checksumOf, objectHref, toWire, type WireObject } from "../read/representation.ts";
+import { type Permission, type Principal, requirePermission } from "../read/authorization.ts";
+import { childrenQuery, rowFilterQuery } from "../read/query-builder.ts";
+import { type Addressing, checksumOf } from "../read/representation.ts";
+import { ALL_ROWS, and, byId, columnsEqual } from "../read/row-filters.ts";
 import { newRowValues } from "./new-row.ts";
-import { newChecksum, type RowChange, WritePlan } from "./write-plan.ts";
+import { newChecksum, WritePlan } from "./write-plan.ts";
 
 export const ACTIONS = ["INSERT", "UPDATE", "DELETE", "MERGE_INSERT", "LOOKUP"] as const;
 type Action = (typeof ACTIONS)[number];
@@ -39,13 +41,13 @@ export interface WriteRequest {
   ignoreDeleted?: boolean;
 }
 
+/** What a committed write leaves for its answer (write-answer.ts renders it). */
 export interface WriteResult {
-  changes: RowChange[];
-  txsummary: WireObject[];
-  /** With ?rulesummary=true: the rules that fired, per object (filled by the logic engine). */
-  rulesummary?: unknown[];
+  request: WriteRequest;
+  /** The committed plan: each changed row in answer order, and the rules that ran for it (the logic engine's). */
+  plan: WritePlan;
   /** How many times the request was planned (more than 1 after write conflicts on rows it did not address). */
-  attempts?: number;
+  attempts: number;
 }
 
 /** What the logic engine learns about the request besides the plan. */
@@ -88,12 +90,7 @@ export async function executeWrite(
       rulesOf: (write) => rulesOfWrite(plan, write),
     };
   });
-  return {
-    changes: plan.changes,
-    txsummary: txsummary(req, plan.changes),
-    rulesummary: rulesummary(req, plan),
-    attempts,
-  };
+  return { request: req, plan, attempts };
 }
 
 async function planRequest(ctx: Ctx): Promise<void> {
@@ -118,39 +115,6 @@ function rulesOfWrite(plan: WritePlan, write: RowWrite): string[] {
   const row = write.kind === "delete" ? write.before : write.after;
   const change = plan.planned(plan.project.tables.get(write.table)!, row._id);
   return change ? plan.rulesOf(change).map((r) => r.name) : [];
-}
-
-/** Per changed object, in txsummary order: the rules that ran for it. */
-function rulesummary(req: WriteRequest, plan: WritePlan): unknown[] {
-  return plan.changes.map((c) => ({
-    "@metadata": {
-      href: objectHref(req.addressing, c.resource, (c.after ?? c.before)!),
-      resource: c.resource.name,
-      verb: c.verb,
-    },
-    rules: plan.rulesOf(c),
-  }));
-}
-
-/** Each changed row in its final state, showing only the columns the key may read. */
-function txsummary(req: WriteRequest, changes: RowChange[]): WireObject[] {
-  return changes.map((c) => {
-    const doc = (c.after ?? c.before)!;
-    const readable = permissionFor(req.project, req.principal, c.table, "read");
-    const visibleColumns = readable ? readable.columns : new Set(c.table.key);
-    const wire = toWire(req.addressing, c.resource, doc, {
-      nometa: true,
-      visibleColumns,
-      tables: req.project.tables,
-    });
-    const meta: Record<string, unknown> = {
-      href: objectHref(req.addressing, c.resource, doc),
-      resource: c.resource.name,
-      verb: c.verb,
-    };
-    if (c.after) meta.checksum = checksumOf(c.after);
-    return { "@metadata": meta, ...wire };
-  });
 }
 
 interface ObjectContext {
@@ -360,7 +324,7 @@ async function loadVisible(
   const rows = rowFilterQuery(table, permission, ctx.req.principal.globals);
   if (!rows) return doc;
   // A key cannot touch a row its row filter hides: check the row against the filter in the store.
-  const visible = await ctx.store.exists(ctx.req.project.storage, table.name, and([{ _id: id }, rows]));
+  const visible = await ctx.store.exists(ctx.req.project.storage, table.name, and([byId(id), rows]));
   return visible || ctx.plan.planned(table, id)?.verb === "INSERT" ? doc : null;
 }
 
@@ -513,19 +477,26 @@ async function findByMetaKey(
   if (!Array.isArray(names) || names.length === 0 || !names.every((n) => typeof n === "string")) {
     throw errors.malformed("'@metadata.key' must name the attribute(s) to look up by");
   }
-  const query: Record<string, unknown> = {};
+  const columns: string[] = [];
+  const values: unknown[] = [];
   for (const name of names as string[]) {
     const attr = resource.attributeByName.get(name);
     if (!attr) throw errors.badAttribute(`'@metadata.key' names unknown attribute '${name}'`);
     const value = split.values[attr.column.name];
     if (value === undefined)
       throw errors.badAttribute(`The object needs a value for key attribute '${name}'`);
-    query[attr.column.name] = { $eq: value };
+    columns.push(attr.column.name);
+    values.push(value);
   }
   const rows = rowFilterQuery(resource.table, permission, ctx.req.principal.globals);
-  const found = await ctx.store.find(ctx.req.project.storage, resource.table.name, and([query, rows ?? {}]), {
-    limit: 2,
-  });
+  const found = await ctx.store.find(
+    ctx.req.project.storage,
+    resource.table.name,
+    and([columnsEqual(columns, values), rows ?? ALL_ROWS]),
+    {
+      limit: 2,
+    },
+  );
   if (found.length > 1)
     throw errors.badAttribute(`'@metadata.key' matches more than one object in '${resource.name}'`);
   if (found[0]) ctx.plan.remember(resource.table, found[0]);

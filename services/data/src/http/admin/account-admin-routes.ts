@@ -14,6 +14,7 @@ import { readJsonBody } from "../../../../../shared/http/json-body.ts";
 import { parseBody } from "../../../../../shared/http/parse-body.ts";
 import { ADMIN_ROLES, type AdminRole } from "../../../../../shared/keys/key-record.ts";
 import { lastAdminProblem, newCredentialStamp } from "../../domain/admin/account-admins.ts";
+import { holdAccountAdmins } from "../../domain/admin/change-leases.ts";
 import { requireAccountIncarnation } from "../../domain/admin/project-changes.ts";
 import type { StoredAdmin } from "../../store/admin-store.ts";
 import { type AdminRouteDeps, isoTime, requireAccountUid } from "./deps.ts";
@@ -47,7 +48,7 @@ export function addAccountAdminRoutes(router: Router, deps: AdminRouteDeps): voi
    * account's deletion takes too, once the account is still incarnation `uid`.
    */
   const holdAdmins = <T>(account: string, uid: string, work: () => Promise<T>) =>
-    deps.leases.hold(`admins:${uid}`, async () => {
+    holdAccountAdmins(deps, uid, async () => {
       await requireAccountIncarnation(deps.meta, account, uid);
       return work();
     });

@@ -7,13 +7,15 @@ import { z } from "zod";
 import { noteAudit } from "../../../../../shared/admin-access/audit.ts";
 import { callerOf } from "../../../../../shared/admin-access/gate.ts";
 import { errors } from "../../../../../shared/errors.ts";
-import { checkIfMatch, etag, parseIfMatch, stateTag } from "../../../../../shared/http/if-match.ts";
+import { checkIfMatch, etag, parseIfMatch } from "../../../../../shared/http/if-match.ts";
 import { readJsonBody } from "../../../../../shared/http/json-body.ts";
 import { parseBody } from "../../../../../shared/http/parse-body.ts";
-import { deleteAccount } from "../../domain/admin/deletions.ts";
+import { holdAccount } from "../../domain/admin/change-leases.ts";
+import { applyAccountDeletion } from "../../domain/admin/deletions.ts";
+import { accountTag } from "../../domain/admin/project-changes.ts";
 import { parseQueryString, single } from "../../domain/read/query-params.ts";
 import type { AccountDoc } from "../../store/meta-store.ts";
-import { type AdminRouteDeps, isoTime, requireAccount } from "./deps.ts";
+import { type AdminRouteDeps, isoTime, requireAccount, requireAccountUid } from "./deps.ts";
 import { page, pageSize } from "./paging.ts";
 import { nameParam, optionalNameQuery } from "./params.ts";
 
@@ -28,10 +30,7 @@ const accountBody = z.strictObject({
 
 export function addAccountRoutes(router: Router, deps: AdminRouteDeps): void {
   /** The account's entity tag: its incarnation and its display name. */
-  const accountTag = (doc: AccountDoc) => stateTag(deps.meta.accountUid(doc), [doc.displayName ?? null]);
-  /** Runs a change of the account record holding its lease: creation, display name and deletion never interleave. */
-  const holdAccount = <T>(account: string, work: () => Promise<T>) =>
-    deps.leases.hold(`account:${account}`, work);
+  const tagOf = (doc: AccountDoc) => accountTag(deps.meta, doc);
 
   // Every account, in name order, paged (`since`: the last name of the previous page). The
   // operator's alone: a path outside every account (shared/admin-access/permissions.ts).
@@ -55,7 +54,7 @@ export function addAccountRoutes(router: Router, deps: AdminRouteDeps): void {
     const account = nameParam(ctx, "account");
     const doc = await requireAccount(deps, account, ctx);
     const projects = await deps.meta.listProjects(account);
-    ctx.set("ETag", etag(accountTag(doc)));
+    ctx.set("ETag", etag(tagOf(doc)));
     ctx.body = {
       name: account,
       displayName: doc.displayName ?? null,
@@ -69,7 +68,8 @@ export function addAccountRoutes(router: Router, deps: AdminRouteDeps): void {
     const account = nameParam(ctx, "account");
     const precondition = parseIfMatch(ctx.get("if-match"));
     const body = parseBody(accountBody, await readJsonBody(ctx, deps.maxBodyBytes));
-    const { created, doc } = await holdAccount(account, async () => {
+    // Under the account's lease: creation, display name and deletion never interleave.
+    const { created, doc } = await holdAccount(deps, account, async () => {
       // Only the operator creates accounts: an administrator's account must still be there.
       const existing =
         callerOf(ctx).kind === "operator"
@@ -77,7 +77,7 @@ export function addAccountRoutes(router: Router, deps: AdminRouteDeps): void {
           : await requireAccount(deps, account, ctx);
       if (callerOf(ctx).kind !== "operator" && body.rateLimits)
         throw errors.forbidden("Only the platform operator sets an account's rate limits");
-      checkIfMatch(precondition, existing ? accountTag(existing) : undefined, `Account '${account}'`);
+      checkIfMatch(precondition, existing ? tagOf(existing) : undefined, `Account '${account}'`);
       const stored = await deps.meta.putAccount(account, body.displayName);
       const limits = body.rateLimits;
       if (limits)
@@ -93,7 +93,7 @@ export function addAccountRoutes(router: Router, deps: AdminRouteDeps): void {
       summary: created ? `account created (${shown})` : `account updated (${shown})`,
     });
     ctx.status = created ? 201 : 200;
-    ctx.set("ETag", etag(accountTag(doc)));
+    ctx.set("ETag", etag(tagOf(doc)));
     ctx.body = {
       name: account,
       displayName: body.displayName ?? null,
@@ -108,16 +108,12 @@ export function addAccountRoutes(router: Router, deps: AdminRouteDeps): void {
   router.delete("/accounts/:account", async (ctx) => {
     const account = nameParam(ctx, "account");
     const precondition = parseIfMatch(ctx.get("if-match"));
-    await holdAccount(account, async () => {
-      const doc = await requireAccount(deps, account, ctx);
-      checkIfMatch(precondition, accountTag(doc), `Account '${account}'`);
-      const projects = await deps.meta.listProjects(account);
-      noteAudit(ctx, {
-        accountUid: deps.meta.accountUid(doc),
-        summary: `account deleted with ${projects.length} project(s)`,
-      });
-      await deleteAccount(deps, doc, projects);
-      await deps.accountRateLimits.drop(account);
+    const accountUid = await requireAccountUid(deps, account, ctx);
+    await applyAccountDeletion(deps, {
+      account,
+      accountUid,
+      precondition,
+      deleting: (projects) => noteAudit(ctx, { summary: `account deleted with ${projects} project(s)` }),
     });
     ctx.body = { name: account, deleted: true };
   });

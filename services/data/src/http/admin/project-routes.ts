@@ -17,16 +17,13 @@ import { etag, parseIfMatch } from "../../../../../shared/http/if-match.ts";
 import { readJsonBody } from "../../../../../shared/http/json-body.ts";
 import { parseBody } from "../../../../../shared/http/parse-body.ts";
 import type { RequestState } from "../../../../../shared/http/request-context.ts";
-import { deleteProject } from "../../domain/admin/deletions.ts";
+import { applyProjectDeletion } from "../../domain/admin/deletions.ts";
 import {
   type AppliedChange,
   applyProjectChange,
   checkDefinition,
-  checkPrecondition,
-  holdProject,
   previewProjectChange,
   projectTag,
-  requireAccountIncarnation,
 } from "../../domain/admin/project-changes.ts";
 import { maskSecrets } from "../../domain/definition/definition-secrets.ts";
 import { parseDefinitionStructure } from "../../domain/definition/project-definition.ts";
@@ -107,13 +104,7 @@ export function addProjectRoutes(router: Router, deps: AdminRouteDeps): void {
     const precondition = parseIfMatch(ctx.get("if-match"));
     const accountUid = await requireAccountUid(deps, account, ctx);
     noteAudit(ctx, { summary: "project deleted" });
-    await holdProject(deps, account, project, async () => {
-      await requireAccountIncarnation(deps.meta, account, accountUid);
-      const stored = await deps.meta.getProjectWithStorage(account, project);
-      if (!stored) throw errors.notFound(`No project '${project}' in account '${account}'`);
-      checkPrecondition(precondition, stored);
-      await deleteProject(deps, stored);
-    });
+    await applyProjectDeletion(deps, { account, accountUid, project, precondition });
     ctx.body = { name: project, deleted: true };
   });
 

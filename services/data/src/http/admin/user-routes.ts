@@ -14,7 +14,7 @@ import { errors } from "../../../../../shared/errors.ts";
 import { checkIfMatch, etag, parseIfMatch, stateTag } from "../../../../../shared/http/if-match.ts";
 import { readJsonBody } from "../../../../../shared/http/json-body.ts";
 import { parseBody } from "../../../../../shared/http/parse-body.ts";
-import { holdProject } from "../../domain/admin/project-changes.ts";
+import { holdProject } from "../../domain/admin/change-leases.ts";
 import { keyLifetimeSecondsSchema } from "../../domain/definition/project-definition.ts";
 import type { StoredProject } from "../../store/meta-store.ts";
 import type { StoredUser } from "../../store/user-store.ts";

@@ -1,0 +1,65 @@
+/**
+ * The MongoDB dialect of the port's row filters (tenant-rows.ts): each filter compiles to one
+ * fixed query shape. The shapes are those the store's indexes serve on MongoDB and on FerretDB
+ * (docs/operations.md §FerretDB): `{_id: v}` for a row, `{_id: {$in: [...]}}` for rows, one
+ * document of `$eq`s for a (foreign) key, `{c: {$in: [...]}}` for several parents, and an `$or` of
+ * "equal on the leading columns, greater on the next" for keyset paging. Change none without
+ * test/unit/data/mongo-filter.test.ts and test/integration/data/ferretdb-pushdown.test.ts.
+ */
+import type { Document } from "mongodb";
+import type * as Sift from "sift";
+import siftDefault from "sift";
+import type { RowDocument, RowFilter } from "./tenant-rows.ts";
+
+// sift is CommonJS: its named exports reach an ES module as properties of the default export.
+const sift = siftDefault as unknown as typeof Sift;
+/** The operators the filters compile to, and no others (sift's `$where` would run code). */
+const { $and, $or, $eq, $ne, $gt, $gte, $lt, $lte, $in, $nin, $regex, $options } = sift;
+const QUERY_OPERATIONS = { $and, $or, $eq, $ne, $gt, $gte, $lt, $lte, $in, $nin, $regex, $options };
+
+export function toMongoFilter(filter: RowFilter): Document {
+  switch (filter.op) {
+    case "all":
+      return {};
+    case "id":
+      return { _id: filter.id };
+    case "ids":
+      return { _id: { $in: filter.ids } };
+    case "eq":
+      return equalities(filter.columns, filter.values);
+    case "in":
+      return { [filter.column]: { $in: filter.values } };
+    case "and":
+      return { $and: filter.items.map(toMongoFilter) };
+    case "or":
+      return { $or: filter.items.map(toMongoFilter) };
+    case "afterKey":
+      return afterKey(filter.columns, filter.values);
+    case "client":
+      return filter.filter.query;
+  }
+}
+
+/** `{c1: {$eq: v1}, c2: {$eq: v2}, …}`. */
+function equalities(columns: string[], values: unknown[]): Document {
+  return Object.fromEntries(columns.map((c, i) => [c, { $eq: values[i] }]));
+}
+
+/** Lexicographic "after": equal on the first i columns and greater on column i, for each i. */
+function afterKey(columns: string[], values: unknown[]): Document {
+  const alternatives = columns.map((c, i) => ({
+    ...equalities(columns.slice(0, i), values.slice(0, i)),
+    [c]: { $gt: values[i] },
+  }));
+  const [first, ...more] = alternatives;
+  return first && more.length === 0 ? first : { $or: alternatives };
+}
+
+/**
+ * The filter evaluated on a row in this process, as the store would evaluate it (for rows that
+ * are not read from the store: the change feed's events for live views, feed/live-view.ts, and for
+ * webhooks, hooks/subscription-rules.ts).
+ */
+export function rowMatcher(filter: RowFilter): (row: RowDocument) => boolean {
+  return sift.createQueryTester(toMongoFilter(filter), { operations: QUERY_OPERATIONS });
+}
