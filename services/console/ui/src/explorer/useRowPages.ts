@@ -1,0 +1,93 @@
+/**
+ * Rows of a query, page after page: the first page, then each `next_batch` as it is
+ * asked for (the grid asks as the user scrolls towards the end). Rows already loaded stay
+ * in place, so loading more never moves what is on screen. Another query starts over;
+ * an answer for an older query is dropped.
+ */
+import { useCallback, useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
+import { type Client, pageOf } from "../api.ts";
+import type { Row } from "./rows.ts";
+
+export interface RowPages {
+  rows: Row[];
+  /** The next page's path; undefined once every row is loaded. */
+  next: string | undefined;
+  /** Every row of the query is loaded. */
+  complete: boolean;
+  loading: boolean;
+  error: unknown;
+  /** Loads the next page (nothing while one loads, after a failure, or when complete). */
+  loadMore: () => void;
+  /** After a failure: the page that failed, again. */
+  reload: () => void;
+  /** Starts over from the first page (after a write). */
+  restart: () => void;
+}
+
+interface State {
+  rows: Row[];
+  next: string | undefined;
+  complete: boolean;
+  error: unknown;
+  loading: boolean;
+}
+
+const START: State = { rows: [], next: undefined, complete: false, error: undefined, loading: true };
+
+export function useRowPages(client: Client, first: string): RowPages {
+  const [state, setState] = useState<State>(START);
+  const generation = useRef(0);
+  const busy = useRef(false);
+
+  const fetchPage = useCallback(
+    (path: string, replace: boolean) => {
+      const mine = generation.current;
+      busy.current = true;
+      setState((s) => ({ ...s, loading: true, error: undefined }));
+      client.call("GET", path).then(
+        (r) => {
+          if (mine !== generation.current) return;
+          busy.current = false;
+          const page = pageOf<Row>(r.body);
+          setState((s) => ({
+            rows: replace ? page.items : [...s.rows, ...page.items],
+            next: page.next,
+            complete: !page.next,
+            error: undefined,
+            loading: false,
+          }));
+        },
+        (err) => {
+          if (mine !== generation.current) return;
+          busy.current = false;
+          setState((s) => ({ ...s, error: err, loading: false }));
+        },
+      );
+    },
+    [client],
+  );
+
+  const restart = useCallback(() => {
+    generation.current++;
+    fetchPage(first, true);
+  }, [first, fetchPage]);
+
+  // Another query: nothing of the old one is shown, not even for one frame.
+  useLayoutEffect(() => {
+    setState(START);
+  }, [first]);
+  useEffect(restart, [restart]);
+
+  const loadMore = useCallback(() => {
+    if (busy.current || state.error || !state.next) return;
+    fetchPage(state.next, false);
+  }, [state.next, state.error, fetchPage]);
+
+  const reload = useCallback(() => {
+    if (busy.current) return;
+    if (state.rows.length === 0) restart();
+    else if (state.next) fetchPage(state.next, false);
+  }, [state.rows.length, state.next, restart, fetchPage]);
+
+  return { ...state, loadMore, reload, restart };
+}
