@@ -358,12 +358,12 @@ describe("console in Chromium: phones and accessibility", function () {
           .filter({ hasText: "Beta GmbH" })
           .getByRole("button", { name: "Open" })
           .click();
-        await page.getByRole("region", { name: /^Row/ }).getByLabel("credit_limit").waitFor();
+        await page.getByRole("region", { name: /^Row/ }).getByLabel("credit_limit", { exact: true }).waitFor();
         await expectGoodScreen(page, shot("explorer-row"), "Data: acme / shop / v1");
 
         await page.getByRole("button", { name: "New row" }).click();
         const dialog = page.getByRole("dialog", { name: "New row in customer" });
-        await dialog.getByLabel("credit_limit").waitFor();
+        await dialog.getByLabel("credit_limit", { exact: true }).waitFor();
         await expectInsideViewport(page, "dialog");
         await expectGoodScreen(page, shot("explorer-insert"), "Data: acme / shop / v1");
         await page.keyboard.press("Escape");

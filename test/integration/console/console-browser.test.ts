@@ -282,7 +282,7 @@ describe("console in Chromium", function () {
         .getByRole("button", { name: "Open" })
         .click();
       const detail = page.getByRole("region", { name: /Row/ });
-      await detail.getByLabel("credit_limit").fill("1500");
+      await detail.getByLabel("credit_limit", { exact: true }).fill("1500");
 
       const behind = await data().put(managerKey, "customer/A4", {
         "@metadata": { checksum: "override" },
@@ -301,7 +301,7 @@ describe("console in Chromium", function () {
       await page.waitForFunction(
         () => (document.querySelector("#attr-2") as HTMLInputElement | null)?.value === "777",
       );
-      await detail.getByLabel("credit_limit").fill("1500");
+      await detail.getByLabel("credit_limit", { exact: true }).fill("1500");
       await detail.getByRole("button", { name: "Save changes" }).click();
       const summary = page.getByRole("region", { name: /Saved: 1 row\(s\) changed/ });
       await summary.waitFor();
@@ -312,9 +312,9 @@ describe("console in Chromium", function () {
       await page.getByRole("button", { name: "purchaseorder", exact: true }).click();
       await page.getByRole("button", { name: "New row" }).click();
       const dialog = page.getByRole("dialog");
-      await dialog.getByLabel("customer_name").fill("A4");
-      await dialog.getByLabel("amount_total").fill("30");
-      await dialog.getByLabel("amount_total").press("Enter");
+      await dialog.getByLabel("customer_name", { exact: true }).fill("A4");
+      await dialog.getByLabel("amount_total", { exact: true }).fill("30");
+      await dialog.getByLabel("amount_total", { exact: true }).press("Enter");
       const summary = page.getByRole("region", { name: /Inserted: 2 row\(s\) changed/ });
       await summary.waitFor();
       const entries = summary.locator("li");
@@ -328,8 +328,8 @@ describe("console in Chromium", function () {
 
       // A refused write (the validation rule) shows its message as text and writes nothing.
       await page.getByRole("button", { name: "New row" }).click();
-      await dialog.getByLabel("customer_name").fill("A4");
-      await dialog.getByLabel("amount_total").fill("5000");
+      await dialog.getByLabel("customer_name", { exact: true }).fill("A4");
+      await dialog.getByLabel("amount_total", { exact: true }).fill("5000");
       await dialog.getByRole("button", { name: "Insert" }).click();
       await dialog
         .getByRole("alert")

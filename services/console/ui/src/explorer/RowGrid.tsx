@@ -112,7 +112,8 @@ export function RowGrid(props: {
       pending.current = undefined;
       box.scrollTop = Math.min(target, Math.max(0, rows.length - 1)) * ROW_HEIGHT;
     } else if (!pages.loading && !pages.error) {
-      pages.loadMore();
+      // Up to the page asked for (and one more page) in one request.
+      pages.loadMore(target + view.pagesize - rows.length);
     }
   }, [box, rows.length, pages.complete, pages.loading, pages.error, view.page]);
   // Scrolling keeps the URL's page up to date (in place: Back leaves the table, not the scroll).
@@ -194,7 +195,7 @@ export function RowGrid(props: {
       {pages.complete && rows.length === 0 && <p class="empty">No rows.</p>}
       {rows.length > 0 && (
         // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling box the keyboard must reach
-        <section class="grid-box" ref={setBox} tabIndex={0} aria-label={`Rows of ${props.name}`}>
+        <section class="grid-box" ref={setBox} tabIndex={0} aria-label={`${props.name} rows`}>
           <table
             class="grid data virtual"
             style={{ width: `${tableWidth}px` }}

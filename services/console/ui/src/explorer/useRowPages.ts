@@ -8,6 +8,17 @@ import { useCallback, useEffect, useLayoutEffect, useRef, useState } from "preac
 import { type Client, pageOf } from "../api.ts";
 import type { Row } from "./rows.ts";
 
+/**
+ * A `next_batch` path asking for another number of rows: where the page starts (its
+ * `offset` or `pagekey`) does not depend on the page size, only where it ends.
+ */
+function withPagesize(path: string, rows: number): string {
+  const url = new URL(path, window.location.origin);
+  const now = Number(url.searchParams.get("pagesize") ?? "20");
+  url.searchParams.set("pagesize", String(Math.min(5000, Math.max(now, rows))));
+  return url.pathname + url.search;
+}
+
 export interface RowPages {
   rows: Row[];
   /** The next page's path; undefined once every row is loaded. */
@@ -16,8 +27,11 @@ export interface RowPages {
   complete: boolean;
   loading: boolean;
   error: unknown;
-  /** Loads the next page (nothing while one loads, after a failure, or when complete). */
-  loadMore: () => void;
+  /**
+   * Loads the next page (nothing while one loads, after a failure, or when complete); with
+   * `atLeast`, that many rows in one request (up to 5,000) — to reach a far page at once.
+   */
+  loadMore: (atLeast?: number) => void;
   /** After a failure: the page that failed, again. */
   reload: () => void;
   /** Starts over from the first page (after a write). */
@@ -78,10 +92,13 @@ export function useRowPages(client: Client, first: string): RowPages {
   }, [first]);
   useEffect(restart, [restart]);
 
-  const loadMore = useCallback(() => {
-    if (busy.current || state.error || !state.next) return;
-    fetchPage(state.next, false);
-  }, [state.next, state.error, fetchPage]);
+  const loadMore = useCallback(
+    (atLeast?: number) => {
+      if (busy.current || state.error || !state.next) return;
+      fetchPage(atLeast ? withPagesize(state.next, atLeast) : state.next, false);
+    },
+    [state.next, state.error, fetchPage],
+  );
 
   const reload = useCallback(() => {
     if (busy.current) return;
