@@ -358,7 +358,10 @@ describe("console in Chromium: phones and accessibility", function () {
           .filter({ hasText: "Beta GmbH" })
           .getByRole("button", { name: "Open" })
           .click();
-        await page.getByRole("region", { name: /^Row/ }).getByLabel("credit_limit", { exact: true }).waitFor();
+        await page
+          .getByRole("region", { name: /^Row/ })
+          .getByLabel("credit_limit", { exact: true })
+          .waitFor();
         await expectGoodScreen(page, shot("explorer-row"), "Data: acme / shop / v1");
 
         await page.getByRole("button", { name: "New row" }).click();

@@ -187,11 +187,9 @@ export function RowGrid(props: {
           }}
         />
       </div>
-      {/* A filter's or order's error is shown at its input instead. */}
-      <LoadStatus
-        what={rows.length ? "more rows" : "rows"}
-        load={place ? { ...pages, error: undefined } : pages}
-      />
+      {/* A filter's or order's error is shown at its input instead. Loading more shows below
+          the grid: nothing above the rows in view may appear or go while a page loads. */}
+      {rows.length === 0 && <LoadStatus what="rows" load={place ? { ...pages, error: undefined } : pages} />}
       {pages.complete && rows.length === 0 && <p class="empty">No rows.</p>}
       {rows.length > 0 && (
         // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling box the keyboard must reach
@@ -316,6 +314,7 @@ export function RowGrid(props: {
         </span>
         <span class="muted grid-count">{inView}</span>
       </nav>
+      {rows.length > 0 && <LoadStatus what="more rows" load={pages} />}
       {full && <FullValue title={full.title} value={full.value} onClose={() => setFull(undefined)} />}
     </div>
   );
