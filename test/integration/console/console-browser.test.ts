@@ -260,18 +260,19 @@ describe("console in Chromium", function () {
       await page.getByLabel("Order").fill("name desc");
       await page.getByLabel("Rows per page").fill("2");
       await page.getByRole("button", { name: "Apply" }).click();
-      const names = () => page.locator("table.data tbody tr td:nth-child(2)").allTextContents();
-      await page.getByRole("cell", { name: "A5", exact: true }).waitFor();
-      expect(await names()).to.deep.equal(["A5", "A4"]);
-      await page.getByRole("button", { name: "Next page →" }).click();
-      await page.getByRole("cell", { name: "A3", exact: true }).waitFor();
-      expect(await names()).to.deep.equal(["A3", "A2"]);
-      await page.getByRole("button", { name: "Next page →" }).click();
+      // Pages load as far as the grid has room; the pager scrolls from page to page.
+      const names = () => page.locator("table.data tbody tr:not(.spacer) td:nth-child(3)").allTextContents();
       await page.getByRole("cell", { name: "A1", exact: true }).waitFor();
-      expect(await names()).to.deep.equal(["A1"]);
+      expect(await names()).to.deep.equal(["A5", "A4", "A3", "A2", "A1"]);
+      const pager = page.getByRole("navigation", { name: "Row pages" });
+      await pager.getByRole("status").getByText("Page 1 of 3").waitFor();
+      await page.getByRole("button", { name: "Next page →" }).click();
+      await pager.getByRole("status").getByText("Page 2 of 3").waitFor();
+      await page.getByRole("button", { name: "Next page →" }).click();
+      await pager.getByRole("status").getByText("Page 3 of 3").waitFor();
       expect(await page.getByRole("button", { name: "Next page →" }).isDisabled()).to.equal(true);
       await page.getByRole("button", { name: "← Previous page" }).click();
-      await page.getByRole("cell", { name: "A3", exact: true }).waitFor();
+      await pager.getByRole("status").getByText("Page 2 of 3").waitFor();
     });
 
     it("edits a row: a change behind its back is a conflict, Reload shows it, and saving again works", async () => {
