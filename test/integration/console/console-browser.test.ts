@@ -238,7 +238,8 @@ describe("console in Chromium", function () {
 
     it("shows rows with hostile values as text, filters (errors at their position) and pages", async () => {
       await page.getByRole("button", { name: "customer", exact: true }).click();
-      await page.getByRole("cell", { name: XSS_VALUE, exact: true }).waitFor();
+      // Too long for its column: cut, with a button that shows all of it.
+      await page.locator("table.data td .cell").getByText(XSS_VALUE, { exact: true }).waitFor();
       await page.getByText(XSS_JSON_KEY, { exact: false }).first().waitFor();
       await expectNoScriptRan(page);
       await screenshot(page, "06-data-explorer");
