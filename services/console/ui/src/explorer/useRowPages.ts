@@ -15,9 +15,15 @@ import type { Row } from "./rows.ts";
 function withPagesize(path: string, rows: number): string {
   const url = new URL(path, window.location.origin);
   const now = Number(url.searchParams.get("pagesize") ?? "20");
-  url.searchParams.set("pagesize", String(Math.min(5000, Math.max(now, rows))));
+  url.searchParams.set("pagesize", String(Math.max(now, Math.min(CATCH_UP_ROWS, rows))));
   return url.pathname + url.search;
 }
+
+/**
+ * The most rows asked for in one request on the way to a far page: enough to get there in
+ * few requests, few enough to stay well within the server's query time limit (503/5031).
+ */
+const CATCH_UP_ROWS = 1000;
 
 export interface RowPages {
   rows: Row[];
@@ -29,7 +35,8 @@ export interface RowPages {
   error: unknown;
   /**
    * Loads the next page (nothing while one loads, after a failure, or when complete); with
-   * `atLeast`, that many rows in one request (up to 5,000) — to reach a far page at once.
+   * `atLeast`, that many rows in one request (up to CATCH_UP_ROWS) — to reach a far page
+   * in few requests.
    */
   loadMore: (atLeast?: number) => void;
   /** After a failure: the page that failed, again. */
