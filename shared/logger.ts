@@ -6,7 +6,7 @@
  * Errors are logged through shared/loggable-error.ts (never their message).
  */
 import { type DestinationStream, type Logger, pino } from "pino";
-import { redactKeys } from "./keys/key-format.ts";
+import { redactKeys } from "./key-format.ts";
 
 export type { Logger };
 

@@ -83,8 +83,8 @@ export function isNameOf(kind: NameKind, name: string): boolean {
  * True when `name` may address a stored account, project or version: the grammar's
  * names, and those stored before it (they stay readable; docs/names.md).
  */
-export function isValidName(name: string): boolean {
-  return NAME_PATTERN.test(name);
+export function isValidName(name: string | undefined): name is string {
+  return name !== undefined && NAME_PATTERN.test(name);
 }
 
 /**

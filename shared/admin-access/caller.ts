@@ -9,7 +9,7 @@
  */
 import { errors } from "../errors.ts";
 import { isBearerToken } from "../http/bearer.ts";
-import { hashKey } from "../keys/key-format.ts";
+import { hashKey } from "../key-format.ts";
 import { type AdminGrant, type AdminRole, keyState } from "../keys/key-record.ts";
 import type { KeyStore } from "../keys/key-store.ts";
 import { readKey } from "../keys/key-transport.ts";

@@ -3,7 +3,7 @@
  * its hash in Redis (one round trip), check scope, status and expiry.
  */
 import { errors } from "../errors.ts";
-import { hashKey } from "./key-format.ts";
+import { hashKey } from "../key-format.ts";
 import { type KeyRecord, keyState } from "./key-record.ts";
 import type { KeyStore } from "./key-store.ts";
 import { type KeyCarrier, readKey } from "./key-transport.ts";

@@ -183,8 +183,8 @@ export class AccountRateLimitStore {
   }
 }
 
-function toLimit(value: string | null): number | null {
-  return value === null ? null : Number(value);
+function toLimit(value: string | null | undefined): number | null {
+  return value === null || value === undefined ? null : Number(value);
 }
 
 /** `RateLimit-Policy` and `RateLimit` (draft-ietf-httpapi-ratelimit-headers) for the buckets of a verdict. */

@@ -8,11 +8,21 @@ import { rmSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { MatchersV3, PactV4, type V3MockServer } from "@pact-foundation/pact";
 import { expect } from "chai";
+import type { z } from "zod";
 import { createDataServiceClient } from "../../services/auth/src/clients/data-service-client.ts";
-import type {
-  AdminLoginBody,
-  AuditReportBody,
-  AuthenticateBody,
+import {
+  type AdminLoginBody,
+  type AuditReportBody,
+  type AuthenticateBody,
+  accountInfoSchema,
+  adminInfoSchema,
+  adminLoginBodySchema,
+  adminLoginResponseSchema,
+  auditReportBodySchema,
+  authenticateBodySchema,
+  authenticateResponseSchema,
+  loginInfoResponseSchema,
+  projectSettingsSchema,
 } from "../../shared/contracts/internal-api.ts";
 import {
   CONSUMER,
@@ -251,6 +261,7 @@ describe("contract: auth service → data service internal API (consumer)", () =
 
     it("a login that asks for a password change: the verdict carries the change's result and message", async () => {
       const response = {
+        project: projectSettings,
         verdict: {
           ok: true,
           userIdentifier: string(alice.username),
@@ -274,7 +285,7 @@ describe("contract: auth service → data service internal API (consumer)", () =
     });
 
     it("wrong credentials: verdict ok:false with a message", async () => {
-      const response = { verdict: { ok: false, message: string("Login failed") } };
+      const response = { project: projectSettings, verdict: { ok: false, message: string("Login failed") } };
       const answer = await authenticate(
         STATES.demoWithAlice,
         "a login with a wrong password",
@@ -524,6 +535,38 @@ describe("contract: auth service → data service internal API (consumer)", () =
         expect(i.providerStates?.map((s) => s.name)).to.satisfy((names: string[]) =>
           names.every((n) => known.includes(n)),
         );
+      }
+    });
+
+    it("every request and answer it holds is in the contract's schemas (shared/contracts/internal-api.ts)", async () => {
+      interface Body {
+        content?: unknown;
+      }
+      const pactJson = JSON.parse(await readFile(PACT_FILE, "utf8")) as {
+        interactions: {
+          description: string;
+          request: { method: string; path: string; body?: Body };
+          response: { status: number; body?: Body };
+        }[];
+      };
+      /** The schemas of a route's request body and 200 answer, by method and path. */
+      const ROUTES: [string, RegExp, z.ZodType | undefined, z.ZodType | undefined][] = [
+        ["GET", /\/projects\/[^/]+\/settings$/, undefined, projectSettingsSchema],
+        ["GET", /\/projects\/[^/]+\/login-info$/, undefined, loginInfoResponseSchema],
+        ["POST", /\/projects\/[^/]+\/authenticate$/, authenticateBodySchema, authenticateResponseSchema],
+        ["GET", /^\/internal\/v1\/accounts\/[^/]+$/, undefined, accountInfoSchema],
+        ["GET", /\/admins\/[^/]+$/, undefined, adminInfoSchema],
+        ["POST", /\/admin-login$/, adminLoginBodySchema, adminLoginResponseSchema],
+        ["POST", /\/audit$/, auditReportBodySchema, undefined],
+      ];
+      for (const { description, request, response } of pactJson.interactions) {
+        const route = ROUTES.find(([method, path]) => method === request.method && path.test(request.path));
+        expect(route, description).to.not.equal(undefined);
+        const [, , requestSchema, answerSchema] = route!;
+        if (requestSchema)
+          expect(requestSchema.safeParse(request.body?.content).error, description).to.equal(undefined);
+        if (answerSchema && response.status === 200)
+          expect(answerSchema.safeParse(response.body?.content).error, description).to.equal(undefined);
       }
     });
   });

@@ -10,7 +10,7 @@ import type { AddressInfo } from "node:net";
 import { Verifier } from "@pact-foundation/pact";
 import { expect } from "chai";
 import { createDataService, type DataService } from "../../services/data/src/service.ts";
-import { dataConfigSchema, parseConfig } from "../../shared/config.ts";
+import { dataConfigSchema, parseConfig } from "../../shared/config/config.ts";
 import { createLogger } from "../../shared/logger.ts";
 import { demoProject } from "../fixtures/demo-project.ts";
 import { adminClient, type Reply } from "../support/http.ts";

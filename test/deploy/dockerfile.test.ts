@@ -29,13 +29,13 @@ function parseDockerfile(text: string): { args: Map<string, string>; stages: Sta
     const [, op, rest] = /^(\w+)\s+(.*)$/.exec(line) ?? [];
     if (!op) continue;
     if (op.toUpperCase() === "FROM") {
-      const m = /^(\S+)(?:\s+AS\s+(\S+))?$/i.exec(rest.trim())!;
-      stages.push({ from: m[1], name: m[2] ?? String(stages.length), instructions: [] });
+      const m = /^(\S+)(?:\s+AS\s+(\S+))?$/i.exec(rest!.trim())!;
+      stages.push({ from: m[1]!, name: m[2] ?? String(stages.length), instructions: [] });
     } else if (stages.length === 0 && op.toUpperCase() === "ARG") {
-      const [k, v] = rest.split("=");
-      args.set(k.trim(), v?.trim() ?? "");
+      const [k, v] = rest!.split("=");
+      args.set(k!.trim(), v?.trim() ?? "");
     } else {
-      stages.at(-1)?.instructions.push({ op: op.toUpperCase(), args: rest.trim() });
+      stages.at(-1)?.instructions.push({ op: op.toUpperCase(), args: rest!.trim() });
     }
   }
   return { args, stages };

@@ -102,7 +102,7 @@ for (const target of TARGETS) {
       const { objects } = render(target);
       const all = ofKind(objects, "Ingress");
       expect(all, "exactly one Ingress").to.have.length(1);
-      ingress = all[0];
+      ingress = all[0]!;
       expect(ingress.spec.rules, "one rule").to.have.length(1);
       paths = ingress.spec.rules[0].http.paths;
       services = ofKind(objects, "Service");

@@ -9,7 +9,7 @@ import {
   dataConfigSchema,
   parseConfig,
   trustedProxiesSetting,
-} from "../../shared/config.ts";
+} from "../../shared/config/config.ts";
 import { compileTrustedProxies } from "../../shared/http/forwarding.ts";
 import {
   baseName,
@@ -240,7 +240,7 @@ for (const target of TARGETS) {
           let c: Container;
           before(() => {
             d = byName(objects, "Deployment", svc.name) as Workload;
-            c = d.spec.template.spec.containers[0];
+            c = d.spec.template.spec.containers[0]!;
           });
 
           it(`listens on ${svc.port} on all interfaces (PORT and HOST from the ConfigMaps)`, () => {
@@ -394,9 +394,9 @@ for (const target of TARGETS) {
       if (target === "overlays/dev") {
         it("generates tessera-secrets with obviously-dev values pointing at the in-cluster stores", () => {
           const [secret] = ofKind(objects, "Secret");
-          expect(baseName(secret.metadata.name, ["tessera-secrets"])).to.equal("tessera-secrets");
+          expect(baseName(secret!.metadata.name, ["tessera-secrets"])).to.equal("tessera-secrets");
           const data = Object.fromEntries(
-            Object.entries(secret.data as Record<string, string>).map(([k, v]) => [
+            Object.entries(secret!.data as Record<string, string>).map(([k, v]) => [
               k,
               Buffer.from(v, "base64").toString("utf8"),
             ]),
@@ -455,13 +455,13 @@ for (const target of TARGETS) {
       it("allows DNS egress (53/UDP and 53/TCP) to kube-dns only", () => {
         const dns = policies.filter((p) => isEmptySelector(p.spec.podSelector) && p.spec.egress?.length);
         expect(dns).to.have.length(1);
-        const [rule] = dns[0].spec.egress!;
-        expect(rule.ports).to.deep.equal([
+        const [rule] = dns[0]!.spec.egress!;
+        expect(rule!.ports).to.deep.equal([
           { protocol: "UDP", port: 53 },
           { protocol: "TCP", port: 53 },
         ]);
-        expect(rule.to?.[0].podSelector?.matchLabels).to.deep.equal({ "k8s-app": "kube-dns" });
-        expect(dns[0].spec.ingress ?? []).to.deep.equal([]);
+        expect(rule!.to?.[0]?.podSelector?.matchLabels).to.deep.equal({ "k8s-app": "kube-dns" });
+        expect(dns[0]!.spec.ingress ?? []).to.deep.equal([]);
       });
 
       it("every egress and ingress rule names its ports and its peers", () => {
@@ -523,7 +523,7 @@ for (const target of TARGETS) {
         ]);
         const authEgress = egressTo(8082).filter(({ p }) => appliesTo(p).includes("tessera-auth"));
         expect(authEgress).to.have.length(1);
-        expect(authEgress[0].rule.to).to.deep.equal([
+        expect(authEgress[0]!.rule.to).to.deep.equal([
           { podSelector: { matchLabels: { "app.kubernetes.io/name": "tessera-data" } } },
         ]);
       });
@@ -568,7 +568,7 @@ for (const target of TARGETS) {
             .map((rule) => ({ p, rule })),
         );
         expect(open).to.have.length(1);
-        const [{ p, rule }] = open;
+        const { p, rule } = open[0]!;
         expect(appliesTo(p)).to.deep.equal(["tessera-data"]);
         expect(rule.ports?.map((x) => x.port).sort()).to.deep.equal([443, 80]);
         const v4 = rule.to!.find((t) => t.ipBlock?.cidr === "0.0.0.0/0")!.ipBlock!;
@@ -636,7 +636,7 @@ for (const target of TARGETS) {
         it("runs a single-replica Redis with AOF (everysec), noeviction, on a PVC", () => {
           const redis = byName(objects, "StatefulSet", "tessera-redis") as Workload;
           expect(redis.spec.replicas).to.equal(1);
-          const args = redis.spec.template.spec.containers[0].args!.join(" ");
+          const args = redis.spec.template.spec.containers[0]!.args!.join(" ");
           expect(args).to.match(/--appendonly yes/);
           expect(args).to.match(/--appendfsync everysec/);
           expect(args).to.match(/--maxmemory-policy noeviction/);
@@ -647,7 +647,7 @@ for (const target of TARGETS) {
           const mongo = byName(objects, "StatefulSet", "tessera-mongodb") as Workload;
           expect(mongo.spec.replicas).to.equal(1);
           const c = mongo.spec.template.spec.containers[0];
-          expect(c.command?.join(" ")).to.match(/--replSet rs0/);
+          expect(c!.command?.join(" ")).to.match(/--replSet rs0/);
           expect(JSON.stringify((c as { lifecycle?: object }).lifecycle)).to.match(/rs\.initiate/);
           expect(mongo.spec.volumeClaimTemplates?.map((v) => v.metadata.name)).to.deep.equal(["data"]);
         });

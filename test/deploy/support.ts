@@ -23,7 +23,7 @@ export function toolVersions(): { kustomize: string; kubeconform: string; kubern
   const get = (key: string): string => {
     const m = new RegExp(`^${key}=(\\S+)$`, "m").exec(text);
     if (!m) throw new Error(`deploy/tools/versions.env has no ${key}`);
-    return m[1];
+    return m[1]!;
   };
   return {
     kustomize: get("KUSTOMIZE_VERSION"),

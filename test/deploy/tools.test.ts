@@ -132,7 +132,7 @@ spec:
   it("rejects an unknown (misspelt) field", () => {
     const report = kubeconform(deployment("imagePullPolice: Always"));
     expect(report.summary.invalid).to.equal(1);
-    expect(report.resources[0].msg).to.match(/imagePullPolice/);
+    expect(report.resources[0]!.msg).to.match(/imagePullPolice/);
   });
 
   it("rejects an unknown field in a NetworkPolicy and a wrong type in an Ingress", () => {

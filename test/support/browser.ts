@@ -70,10 +70,16 @@ export async function screenshot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true });
 }
 
-/** Signs an administrator of account acme in to the console, and waits for the projects. */
-export async function signIn(page: Page, base: string, login: string, password: string): Promise<void> {
+/** Signs an administrator of an account (acme unless named) in to the console, and waits for the projects. */
+export async function signIn(
+  page: Page,
+  base: string,
+  login: string,
+  password: string,
+  account = "acme",
+): Promise<void> {
   await page.goto(`${base}/console/`);
-  await page.getByLabel("Account", { exact: true }).fill("acme");
+  await page.getByLabel("Account", { exact: true }).fill(account);
   await page.getByLabel("Login", { exact: true }).fill(login);
   await page.getByLabel("Password", { exact: true }).fill(password);
   await page.getByLabel("Password", { exact: true }).press("Enter");

@@ -8,7 +8,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { freePort } from "../../services/dev-stack/src/stores.ts";
-import type { DataConfig } from "../../shared/config.ts";
+import type { DataConfig } from "../../shared/config/config.ts";
 import { call } from "./http.ts";
 import { isolationPrefix, testStores } from "./stores.ts";
 

@@ -18,7 +18,7 @@ import {
   type DataConfig,
   dataConfigSchema,
   parseConfig,
-} from "../../shared/config.ts";
+} from "../../shared/config/config.ts";
 import { createLogger } from "../../shared/logger.ts";
 import { isolationPrefix, testStores } from "./stores.ts";
 

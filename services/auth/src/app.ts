@@ -14,7 +14,7 @@ import type { Logger } from "../../../shared/logger.ts";
 import type { RequestRateLimiter } from "../../../shared/rate-limits/request-limits.ts";
 import { translateRedisError } from "../../../shared/redis-errors.ts";
 import type { DataServiceClient } from "./clients/data-service-client.ts";
-import type { ProjectIdentityFields } from "./clients/identity-fields-cache.ts";
+import type { ProjectIdentityFields } from "./domain/identity-fields-cache.ts";
 import { adminAuthenticationRouter } from "./http/admin-authentication-routes.ts";
 import { apikeyRouter } from "./http/apikey-routes.ts";
 import { authenticationRouter } from "./http/authentication-routes.ts";

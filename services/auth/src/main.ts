@@ -1,5 +1,5 @@
 /** Starts the auth service: config from the environment, validated once. */
-import { authConfigSchema, parseConfig } from "../../../shared/config.ts";
+import { authConfigSchema, parseConfig } from "../../../shared/config/config.ts";
 import { runService } from "../../../shared/http/serve.ts";
 import { createAuthService } from "./service.ts";
 

@@ -1,5 +1,5 @@
 /** Composition root of the auth service: Redis, the data-service client, every dependency wired explicitly. */
-import { type AuthConfig, rateLimitSettings } from "../../../shared/config.ts";
+import { type AuthConfig, rateLimitSettings } from "../../../shared/config/config.ts";
 import { createMetrics } from "../../../shared/http/metrics.ts";
 import type { Lifecycle } from "../../../shared/http/serve.ts";
 import { KeyStore } from "../../../shared/keys/key-store.ts";
@@ -10,7 +10,7 @@ import { reportRedisErrors } from "../../../shared/redis/connection-log.ts";
 import { type AuthDeps, buildAuthApp } from "./app.ts";
 import { adminDirectoryOf, auditReporterOf } from "./clients/account-administration.ts";
 import { createDataServiceClient } from "./clients/data-service-client.ts";
-import { createIdentityFieldsCache } from "./clients/identity-fields-cache.ts";
+import { createIdentityFieldsCache } from "./domain/identity-fields-cache.ts";
 import { AttemptThrottle } from "./store/attempt-throttle.ts";
 
 export interface AuthService {

@@ -1,6 +1,6 @@
 /** Composition root of the console server: the built files, metrics, lifecycle. */
 import path from "node:path";
-import type { ConsoleConfig } from "../../../shared/config.ts";
+import type { ConsoleConfig } from "../../../shared/config/config.ts";
 import { createMetrics } from "../../../shared/http/metrics.ts";
 import type { Lifecycle } from "../../../shared/http/serve.ts";
 import type { Logger } from "../../../shared/logger.ts";

@@ -13,7 +13,7 @@ import type { KeyValidator } from "../../../shared/keys/key-validation.ts";
 import type { Logger } from "../../../shared/logger.ts";
 import type { RequestRateLimiter } from "../../../shared/rate-limits/request-limits.ts";
 import { translateRedisError } from "../../../shared/redis-errors.ts";
-import type { PlanExtension } from "./domain/writer.ts";
+import type { PlanExtension } from "./domain/write/writer.ts";
 import type { AdminRouteDeps } from "./http/admin/deps.ts";
 import { adminRouter } from "./http/admin-routes.ts";
 import { internalRouter } from "./http/internal-routes.ts";

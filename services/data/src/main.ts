@@ -1,5 +1,5 @@
 /** Starts the data service: config from the environment, validated once. */
-import { dataConfigSchema, parseConfig } from "../../../shared/config.ts";
+import { dataConfigSchema, parseConfig } from "../../../shared/config/config.ts";
 import { runService } from "../../../shared/http/serve.ts";
 import { createDataService } from "./service.ts";
 

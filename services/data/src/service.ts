@@ -5,7 +5,7 @@
  */
 import mongoose, { type Connection } from "mongoose";
 import { Gauge } from "prom-client";
-import { type DataConfig, rateLimitSettings } from "../../../shared/config.ts";
+import { type DataConfig, rateLimitSettings } from "../../../shared/config/config.ts";
 import { createMetrics, type Metrics } from "../../../shared/http/metrics.ts";
 import type { Lifecycle } from "../../../shared/http/serve.ts";
 import { KeyStore } from "../../../shared/keys/key-store.ts";
@@ -17,12 +17,12 @@ import { reportRedisErrors } from "../../../shared/redis/connection-log.ts";
 import { projectChangedChannel } from "../../../shared/redis/key-layout.ts";
 import { buildDataApp, type DataDeps } from "./app.ts";
 import { createPasswordHasher } from "./credentials/passwords.ts";
-import { createAdminDirectory } from "./domain/account-admins.ts";
-import { createAuditTrail } from "./domain/audit-trail.ts";
-import { checkFilterText } from "./domain/filter-check.ts";
-import { parseProjectDefinition } from "./domain/project-definition.ts";
-import { compileProject, programKeyPrefix } from "./domain/project-model.ts";
-import { definitionIndexes } from "./domain/table-indexes.ts";
+import { createAdminDirectory } from "./domain/admin/account-admins.ts";
+import { createAuditTrail } from "./domain/admin/audit-trail.ts";
+import { parseDefinitionStructure } from "./domain/definition/project-definition.ts";
+import { checkFilterText } from "./domain/model/filter-check.ts";
+import { compileProject, programKeyPrefix } from "./domain/model/project-model.ts";
+import { definitionIndexes } from "./domain/model/table-indexes.ts";
 import { FeedHub } from "./feed/feed-hub.ts";
 import type { LiveLimits } from "./http/live-stream.ts";
 import { createCustomProviderFactory } from "./providers/custom-provider-factory.ts";
@@ -120,7 +120,7 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
   );
   const tableIndexes = new TableIndexStore(tenants, logger);
   const compile = (stored: ProjectWithStorage) => {
-    const parsed = parseProjectDefinition(stored.definition);
+    const parsed = parseDefinitionStructure(stored.definition);
     if (!parsed.ok) throw new Error(`stored definition of ${stored.account}/${stored.name} no longer parses`);
     const { account, name, uid, revision, storage } = stored;
     const compiled = compileProject({ account, name, uid, revision, storage }, parsed.definition);

@@ -14,7 +14,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
-import { dataConfigSchema } from "../../../shared/config.ts";
+import { dataConfigSchema } from "../../../shared/config/config.ts";
 import { createGateway } from "./gateway.ts";
 import type { ServiceName } from "./routing.ts";
 import { findOrStartMongo, findOrStartRedis, freePort, type StartedStore } from "./stores.ts";

@@ -14,7 +14,7 @@ import type { AddressInfo } from "node:net";
 import { Redis } from "ioredis";
 import mongoose from "mongoose";
 import { createDataService, type DataService } from "../../../services/data/src/service.ts";
-import { dataConfigSchema, parseConfig } from "../../../shared/config.ts";
+import { dataConfigSchema, parseConfig } from "../../../shared/config/config.ts";
 import { createLogger } from "../../../shared/logger.ts";
 import type { Stack } from "./stack.ts";
 

@@ -9,7 +9,7 @@
  */
 import { buildDataApp } from "../../../services/data/src/app.ts";
 import { createDataService } from "../../../services/data/src/service.ts";
-import { dataConfigSchema, parseConfig } from "../../../shared/config.ts";
+import { dataConfigSchema, parseConfig } from "../../../shared/config/config.ts";
 import { createMetrics } from "../../../shared/http/metrics.ts";
 import { serve } from "../../../shared/http/serve.ts";
 import type { KeyValidator } from "../../../shared/keys/key-validation.ts";

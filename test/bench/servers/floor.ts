@@ -31,7 +31,7 @@ import { Redis } from "ioredis";
 import Koa from "koa";
 import mongoose from "mongoose";
 import { createPasswordHasher } from "../../../services/data/src/credentials/passwords.ts";
-import { hashKey } from "../../../shared/keys/key-format.ts";
+import { hashKey } from "../../../shared/key-format.ts";
 import { KeyStore } from "../../../shared/keys/key-store.ts";
 import { readKey } from "../../../shared/keys/key-transport.ts";
 import { parseCapturedFind } from "../lib/probe.ts";

@@ -40,6 +40,16 @@ describe("audit trail", () => {
     return entries;
   }
 
+  /** A new account with ann (admin) and rita (reader), signed in. */
+  async function accountWithAnnAndRita(account: string) {
+    await operator.putAccount(account);
+    await putAdmin(operator, account, "ann", "admin", "ann-password-1");
+    await putAdmin(operator, account, "rita", "reader", "rita-password-1");
+    const signedIn = async (login: string, password: string) =>
+      adminClient(platform.baseUrl, await adminKey(platform.baseUrl, account, login, password));
+    return { ann: await signedIn("ann", "ann-password-1"), rita: await signedIn("rita", "rita-password-1") };
+  }
+
   before(async () => {
     platform = await startPlatform();
     operator = adminClient(platform.baseUrl, platform.adminToken);
@@ -47,17 +57,7 @@ describe("audit trail", () => {
   after(() => platform.close());
 
   it("records the changes of both services with who, what, outcome and request id — never a secret", async () => {
-    await operator.putAccount("acme");
-    await putAdmin(operator, "acme", "ann", "admin", "ann-password-1");
-    await putAdmin(operator, "acme", "rita", "reader", "rita-password-1");
-    const ann = adminClient(
-      platform.baseUrl,
-      await adminKey(platform.baseUrl, "acme", "ann", "ann-password-1"),
-    );
-    const rita = adminClient(
-      platform.baseUrl,
-      await adminKey(platform.baseUrl, "acme", "rita", "rita-password-1"),
-    );
+    const { ann, rita } = await accountWithAnnAndRita("acme");
 
     const put = await ann.send("PUT", "/accounts/acme/projects/demo", demoProject());
     expect(put.status).to.equal(201);
@@ -133,6 +133,56 @@ describe("audit trail", () => {
       expect(r.status, since).to.equal(400);
     }
     expect((await operator.send("GET", "/accounts/paged/audit?pagesize=0")).status).to.equal(400);
+  });
+
+  it("lists newest first and filters by who, kind of change and refusal, keeping both in next_batch", async () => {
+    const { ann, rita } = await accountWithAnnAndRita("sifted");
+    expect((await ann.send("PUT", "/accounts/sifted/projects/demo", demoProject())).status).to.equal(201);
+    await ann.send("PUT", "/accounts/sifted/projects/demo", { tables: 5 });
+    for (const name of ["u1", "u2", "u3"]) {
+      await ann.send("PUT", `/accounts/sifted/projects/demo/users/${name}`, {
+        password: "user-password",
+        roles: ["Full access"],
+      });
+    }
+    await rita.send("DELETE", "/accounts/sifted/projects/demo/users/u1");
+    const line = (e: Entry) => `${e.actor.login ?? e.actor.kind} ${e.method} ${e.path} ${e.status}`;
+    const demo = "/admin/v1/accounts/sifted/projects/demo";
+
+    const newest = await readAll(operator, "/accounts/sifted/audit?order=newest&pagesize=2");
+    const oldest = await readAll(operator, "/accounts/sifted/audit");
+    expect(newest.map(line)).to.deep.equal([...oldest].reverse().map(line));
+    expect(newest.map(line).slice(0, 2)).to.deep.equal([
+      `rita DELETE ${demo}/users/u1 403`,
+      `ann PUT ${demo}/users/u3 201`,
+    ]);
+
+    const annsUsers = await readAll(
+      rita,
+      "/accounts/sifted/audit?order=newest&by=admin:ann&kind=user&pagesize=1",
+    );
+    expect(annsUsers.map(line)).to.deep.equal([
+      `ann PUT ${demo}/users/u3 201`,
+      `ann PUT ${demo}/users/u2 201`,
+      `ann PUT ${demo}/users/u1 201`,
+    ]);
+    const refused = await readAll(rita, "/accounts/sifted/audit?refused=true&pagesize=1");
+    expect(refused.map(line)).to.deep.equal([`ann PUT ${demo} 400`, `rita DELETE ${demo}/users/u1 403`]);
+    const accepted = await readAll(rita, "/accounts/sifted/audit?refused=false&kind=project");
+    expect(accepted.map(line)).to.deep.equal([`ann PUT ${demo} 201`]);
+    const operators = await readAll(rita, "/accounts/sifted/audit?by=operator&kind=admin");
+    expect(operators.map(line)).to.deep.equal([
+      "operator PUT /admin/v1/accounts/sifted/admins/ann 201",
+      "operator PUT /admin/v1/accounts/sifted/admins/rita 201",
+    ]);
+    const account = await readAll(rita, "/accounts/sifted/audit?kind=account");
+    expect(account.map(line)).to.deep.equal(["operator PUT /admin/v1/accounts/sifted 201"]);
+
+    for (const query of ["order=up", "by=ann", "by=admin:", "kind=table", "refused=maybe", "before=12"]) {
+      const r = await rita.send("GET", `/accounts/sifted/audit?${query}`);
+      expect(r.status, query).to.equal(400);
+      expect(r.body.errorCode, query).to.equal(4001);
+    }
   });
 
   it("an account created again starts a new trail; the operator still finds the old one", async () => {

@@ -91,6 +91,38 @@ describe("project definition history", () => {
     expect(seen).to.deep.equal([1, 2, 3, 4, 5]);
   });
 
+  it("lists revisions newest first and filters them by who stored them, keeping both in next_batch", async () => {
+    expect((await ann.send("PUT", path(), demoProject())).status).to.equal(201);
+    expect((await operator.send("PUT", path(), withSegment())).status).to.equal(200);
+    expect((await ann.send("PUT", path(), demoProject())).status).to.equal(200);
+    expect((await ann.send("PUT", path(), withSegment())).status).to.equal(200);
+    const readAll = async (first: string) => {
+      const shown: { revision: number; by: { kind: string; login?: string } }[] = [];
+      let next: string | undefined = first;
+      while (next) {
+        const r = await ann.send("GET", next);
+        expect(r.status, JSON.stringify(r.body)).to.equal(200);
+        const batch: string | undefined = r.body.at(-1)?.["@metadata"]?.next_batch;
+        shown.push(...(batch ? r.body.slice(0, -1) : r.body));
+        next = batch?.slice(`${platform.baseUrl}/admin/v1`.length);
+      }
+      return shown;
+    };
+    const newest = await readAll(path("/revisions?order=newest&pagesize=1"));
+    expect(newest.map((r) => r.revision)).to.deep.equal([4, 3, 2, 1]);
+    const anns = await readAll(path("/revisions?order=newest&by=admin:ann&pagesize=2"));
+    expect(anns.map((r) => r.revision)).to.deep.equal([4, 3, 1]);
+    const operators = await readAll(path("/revisions?by=operator"));
+    expect(operators.map((r) => r.revision)).to.deep.equal([2]);
+    expect((await readAll(path("/revisions?order=newest&since=2"))).map((r) => r.revision)).to.deep.equal([
+      4, 3,
+    ]);
+    for (const query of ["order=desc", "by=someone", "before=0"]) {
+      const r = await ann.send("GET", path(`/revisions?${query}`));
+      expect(r.status, query).to.equal(400);
+    }
+  });
+
   it("a dry run answers the structured diff and applies nothing", async () => {
     const created = await operator.send("PUT", path(), demoProject());
     const dry = await ann.send("PUT", `${path()}?dryRun=true`, withSegment());

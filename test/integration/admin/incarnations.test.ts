@@ -8,7 +8,7 @@
  * Each race runs many times in one platform, its requests fired at once.
  */
 import { expect } from "chai";
-import { generateKey, hashKey } from "../../../shared/keys/key-format.ts";
+import { generateKey, hashKey } from "../../../shared/key-format.ts";
 import { demoProject } from "../../fixtures/demo-project.ts";
 import { adminKey, putAdmin } from "../../support/admins.ts";
 import { adminClient, call, projectClient, type Reply } from "../../support/http.ts";

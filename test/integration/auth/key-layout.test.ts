@@ -4,7 +4,7 @@
  * before the upgrade still validates, keeps its expiry and stays listed and revocable.
  */
 import { expect } from "chai";
-import { hashKey } from "../../../shared/keys/key-format.ts";
+import { hashKey } from "../../../shared/key-format.ts";
 import type { KeyRecord } from "../../../shared/keys/key-record.ts";
 import { KeyStore } from "../../../shared/keys/key-store.ts";
 import type { RedisClient } from "../../../shared/redis/clients.ts";

@@ -9,7 +9,7 @@ import path from "node:path";
 import { expect } from "chai";
 import { Redis } from "ioredis";
 import { type StartedStore, startRedisServer } from "../../../services/dev-stack/src/stores.ts";
-import { hashKey } from "../../../shared/keys/key-format.ts";
+import { hashKey } from "../../../shared/key-format.ts";
 import { KeyStore } from "../../../shared/keys/key-store.ts";
 import { keyRecordKey } from "../../../shared/redis/key-layout.ts";
 import { type RedisProcess, startRedisProcess } from "../../support/redis-topologies.ts";

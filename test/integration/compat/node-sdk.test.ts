@@ -211,7 +211,7 @@ describe("compat: caliveapicreator (Node SDK) unchanged against Tessera", () => 
       const one = await customers().post({ name: "Alpha", credit_limit: 1234 });
       expect(one.statusCode).to.equal(201);
       expect(one.txsummary[0]).to.include({ name: "Alpha", credit_limit: 1234 });
-      expect(one.txsummary[0]["@metadata"]).to.include({ verb: "INSERT", resource: "customer" });
+      expect(one.txsummary[0]!["@metadata"]).to.include({ verb: "INSERT", resource: "customer" });
 
       const many = await customers().post([{ name: "Beta Co" }, { name: "O'Brien" }], { rulesummary: true });
       expect(many.txsummary.map((r) => r.name)).to.deep.equal(["Beta Co", "O'Brien"]);
@@ -233,7 +233,7 @@ describe("compat: caliveapicreator (Node SDK) unchanged against Tessera", () => 
 
       const byKey = await api.endpoint("customer/Beta%20Co").get();
       expect(byKey).to.have.length(1);
-      expect(byKey[0]["@metadata"].href).to.equal(`${c.projectUrl}/customer/Beta%20Co`);
+      expect(byKey[0]!["@metadata"].href).to.equal(`${c.projectUrl}/customer/Beta%20Co`);
 
       const page = await customers().get({ pagesize: 2, order: "name" });
       expect(page).to.have.length(3);
@@ -253,7 +253,7 @@ describe("compat: caliveapicreator (Node SDK) unchanged against Tessera", () => 
       const put = await endpoint.put(alpha);
       expect(put.statusCode).to.equal(200);
       expect(put.txsummary[0]).to.include({ name: "Alpha", credit_limit: 5000 });
-      expect(put.txsummary[0]["@metadata"].verb).to.equal("UPDATE");
+      expect(put.txsummary[0]!["@metadata"].verb).to.equal("UPDATE");
 
       const stale = await rejection(endpoint.put(alpha));
       expect(stale).to.include({ statusCode: 409, errorCode: 4091 });
@@ -269,7 +269,7 @@ describe("compat: caliveapicreator (Node SDK) unchanged against Tessera", () => 
       beta!.Region = "north";
       const put = await api.endpoint(beta!["@metadata"].href).put(beta);
       expect(put.txsummary[0]).to.include({ Name: "Beta Co", Region: "north" });
-      expect(put.txsummary[0]["@metadata"]).to.include({ resource: "Customers", verb: "UPDATE" });
+      expect(put.txsummary[0]!["@metadata"]).to.include({ resource: "Customers", verb: "UPDATE" });
       expect((await c.api.get(c.checkKey, "customer/Beta%20Co")).body[0].region).to.equal("north");
     });
 
@@ -278,7 +278,7 @@ describe("compat: caliveapicreator (Node SDK) unchanged against Tessera", () => 
       const endpoint = api.endpoint(obrien!["@metadata"].href);
       const del = await endpoint.del(obrien!);
       expect(del.statusCode).to.equal(200);
-      expect(del.txsummary[0]["@metadata"]).to.deep.equal({
+      expect(del.txsummary[0]!["@metadata"]).to.deep.equal({
         href: `${c.projectUrl}/customer/O'Brien`,
         resource: "customer",
         verb: "DELETE",

@@ -6,7 +6,8 @@
  * definition, revisions, users and keys, administrators, the audit trail, the data
  * explorer's login and grid, and the dialogs — has no serious or critical axe-core
  * violation, never scrolls sideways, names itself in the tab's title and puts the
- * focus on its heading when it opens; the top bar's sections stay reachable; focus
+ * focus on its heading when it opens (a project's settings, the account and the audit
+ * trail's filters included); the top bar's sections stay reachable; focus
  * rings and input borders stand out 3:1; loading is announced (`aria-busy`) and a
  * failed load offers Retry. Screenshots of each screen at each size go to
  * test-output/console/ (named `<size>-<screen>.png`).
@@ -303,6 +304,54 @@ describe("console in Chromium: phones and accessibility", function () {
         await expectGoodScreen(page, shot("confirm"), "shop: API keys");
         await dialog.getByRole("button", { name: "Cancel" }).click();
         await dialog.waitFor({ state: "detached" });
+      });
+
+      it("a project's settings, and the dialog that deletes a project by its typed name", async () => {
+        await page.getByRole("link", { name: "Settings" }).click();
+        await page.getByRole("heading", { name: "API documents" }).waitFor();
+        expect(await focused(page)).to.equal("H1: shop · revision 1");
+        await expectGoodScreen(page, shot("project-settings"), "shop: Settings");
+        await page.getByRole("button", { name: "Delete project…" }).click();
+        const dialog = page.getByRole("dialog", { name: "Delete project shop?" });
+        await dialog.getByLabel("Type shop to confirm").waitFor();
+        expect(
+          await dialog.getByLabel("Type shop to confirm").evaluate((el) => el === document.activeElement),
+        ).to.equal(true);
+        await expectInsideViewport(page, "dialog");
+        await expectGoodScreen(page, shot("delete-project"), "shop: Settings");
+        await page.keyboard.press("Escape");
+        await dialog.waitFor({ state: "detached" });
+      });
+
+      it("changing a user: the form filled in, its focus on the first input", async () => {
+        await page
+          .getByRole("navigation", { name: "Project sections" })
+          .getByRole("link", { name: "Users" })
+          .click();
+        await page.getByRole("button", { name: "Change alice" }).click();
+        await page.getByRole("form", { name: "Change user alice" }).waitFor();
+        expect(await focused(page)).to.equal("INPUT: ");
+        await expectGoodScreen(page, shot("user-change"), "shop: Users");
+      });
+
+      it("the account: focused on its heading", async () => {
+        await page
+          .getByRole("banner")
+          .getByRole("link", { name: /Your account/ })
+          .click();
+        await page.getByRole("heading", { name: "Account", level: 1 }).waitFor();
+        expect(await focused(page)).to.equal("H1: Account");
+        await page.getByLabel("Display name", { exact: true }).waitFor();
+        await expectGoodScreen(page, shot("account"), "Account");
+      });
+
+      it("the audit trail's filters, each labelled", async () => {
+        await page.getByRole("banner").getByRole("link", { name: "Audit trail" }).click();
+        await page.getByLabel("Who").selectOption({ label: "The operator" });
+        await page.getByLabel("Kind of change").selectOption({ label: "Users" });
+        await page.getByRole("button", { name: "Show" }).click();
+        await page.getByRole("cell", { name: /users\/alice/ }).waitFor();
+        await expectGoodScreen(page, shot("audit-filtered"), "Audit trail");
       });
 
       it("a new project: Check changes without a name says so and sends nothing", async () => {

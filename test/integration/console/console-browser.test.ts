@@ -531,7 +531,13 @@ describe("console in Chromium", function () {
       await page.waitForFunction(() => document.querySelectorAll("table.audit tbody tr").length === 10);
       const first = await rows.allTextContents();
       expect(first).to.have.length(10);
+      // Newest first: the rollback just made leads.
+      expect(first[0]).to.include("rollback");
       expect(first.join("\n")).to.include("PUT /admin/v1/accounts/acme/projects/shop");
+      const times = await page
+        .locator("table.audit tbody time")
+        .evaluateAll((els) => els.map((el) => el.getAttribute("datetime") ?? ""));
+      expect(times).to.deep.equal([...times].sort().reverse());
       await screenshot(page, "13-audit");
       await page.getByRole("button", { name: "Next page →" }).click();
       await page.waitForFunction(
@@ -541,7 +547,7 @@ describe("console in Chromium", function () {
       const second = await rows.allTextContents();
       expect(second.length).to.be.greaterThan(0);
       expect(second).to.not.include.members([first[0]]);
-      expect(second.join("\n")).to.include("rollback");
+      expect(second.join("\n")).to.not.include("rollback");
       await page.getByRole("button", { name: "← Previous page" }).click();
       await page.waitForFunction(
         (want) => document.querySelector("table.audit tbody tr")?.textContent === want,

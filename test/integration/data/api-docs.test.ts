@@ -195,7 +195,7 @@ describe("API documents (@docs)", () => {
     const doc = (await docOf(keys.full)).body as Json;
     const ajv = await expectValidDocument(doc);
     const send = (method: string, path: string, body?: unknown): Promise<Reply> =>
-      call("", method, `${doc.servers[0].url}${path}`, { body, headers: keyHeader(keys.full) });
+      call("", method, `${doc.servers[0].url}${path}`, { body, headers: keyHeader(keys.full!) });
 
     // A customer with nested orders with nested lines: a body sampled from the insert schema.
     const post = doc.paths["/customer"].post;

@@ -51,7 +51,7 @@ describe("logic: concurrent writers on the same parents", function () {
       (a, b) => a + b,
       0,
     );
-    expect(state.customer[0].balance).to.be.closeTo(expected, 1e-9);
+    expect(state.customer[0]!.balance).to.be.closeTo(expected, 1e-9);
     expect(state.purchaseorder.reduce((a, o) => a + o.item_count, 0)).to.equal(50);
     console.log(`      50 concurrent inserts took ${elapsed} ms`);
   });

@@ -8,7 +8,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { expect } from "chai";
 import { createDataService, type DataService } from "../../../services/data/src/service.ts";
-import type { DataConfig } from "../../../shared/config.ts";
+import type { DataConfig } from "../../../shared/config/config.ts";
 import { createLogger } from "../../../shared/logger.ts";
 import type { Platform } from "../../support/platform.ts";
 import { testStores } from "../../support/stores.ts";

@@ -71,7 +71,7 @@ describe("logic: store failures, concurrent writers and round trips", function (
     [3, 300],
     [4, 300],
     [3, 2000],
-  ]) {
+  ] as const) {
     it(`the store connection dropped at write ${atWrite} of a line-item insert for ${outageMs} ms → 503/5031 and no partial change`, async () => {
       const before = await readState(s.api, s.key);
       await expectCutOff(proxy, { atWrite, outageMs }, () => postLine(viaProxy, s.key, fixture, 2));

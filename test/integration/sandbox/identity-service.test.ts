@@ -68,7 +68,7 @@ async function startIdentityServer() {
       switch (req.url) {
         case "/api/authenticate": {
           const { username, password } = parsed();
-          const user = users[username];
+          const user = users[username!];
           if (!user || user.password !== password)
             return json(200, { ok: false, message: "Bad credentials" });
           return json(200, {
@@ -80,7 +80,7 @@ async function startIdentityServer() {
         }
         case "/api/password": {
           const { username, password, newPassword } = parsed();
-          const user = users[username];
+          const user = users[username!];
           if (!user || user.password !== password)
             return json(403, { ok: false, message: "Bad credentials" });
           if (typeof newPassword !== "string" || newPassword.length < 6) {
@@ -281,7 +281,7 @@ describe("sample provider: identity service (real HTTP)", function () {
         changePasswordResult: "success",
         changePasswordMessage: "Your password was changed",
       });
-      expect(idp.users.bob.password).to.equal("bob-pw-2");
+      expect(idp.users.bob!.password).to.equal("bob-pw-2");
       expect(
         await provider.authenticate({
           payload: { username: "bob", password: "bob-pw" },
@@ -297,7 +297,7 @@ describe("sample provider: identity service (real HTTP)", function () {
         changePasswordResult: "failure",
         changePasswordMessage: "The new password is too short",
       });
-      expect(idp.users.bob.password).to.equal("bob-pw-2");
+      expect(idp.users.bob!.password).to.equal("bob-pw-2");
       const missing = await provider.authenticate({
         payload: { username: "bob", password: "bob-pw-2" },
         enablePasswordChange: true,
@@ -309,7 +309,7 @@ describe("sample provider: identity service (real HTTP)", function () {
         enablePasswordChange: false,
       });
       expect(plain).to.not.have.property("changePasswordResult");
-      expect(idp.users.bob.password).to.equal("bob-pw-2");
+      expect(idp.users.bob!.password).to.equal("bob-pw-2");
     });
   });
 

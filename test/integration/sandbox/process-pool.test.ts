@@ -139,12 +139,12 @@ describe("sandbox host processes (ProcessSandboxPool)", function () {
       { arg: "b", n: 2 },
     ]);
     expect(seen).to.have.length(4);
-    expect(seen[0].context).to.equal(context);
-    expect(seen[0].programKey).to.equal("t/host");
-    expect(seen[0].callState).to.equal(seen[1].callState);
-    expect(seen[2].callState).to.not.equal(seen[0].callState);
-    expect(seen[0].deadline).to.be.within(started + 3000, Date.now() + 3000);
-    expect(seen[0].deadline).to.equal(seen[1].deadline);
+    expect(seen[0]!.context).to.equal(context);
+    expect(seen[0]!.programKey).to.equal("t/host");
+    expect(seen[0]!.callState).to.equal(seen[1]!.callState);
+    expect(seen[2]!.callState).to.not.equal(seen[0]!.callState);
+    expect(seen[0]!.deadline).to.be.within(started + 3000, Date.now() + 3000);
+    expect(seen[0]!.deadline).to.equal(seen[1]!.deadline);
     expect(
       seen.every((info) => info.signal.aborted),
       "aborted once the call is over",
@@ -201,7 +201,7 @@ describe("sandbox host processes (ProcessSandboxPool)", function () {
   it("a call waiting for its process to start fails at its own deadline; the process is not blamed", async () => {
     open();
     // Stopped before it could start: the call can only end by its own deadline, while the process is still starting.
-    const [starting] = sandboxes();
+    const starting = sandboxes()[0]!;
     process.kill(starting, "SIGSTOP");
     try {
       const p = pool.program("t/early", SLOW);
@@ -219,7 +219,7 @@ describe("sandbox host processes (ProcessSandboxPool)", function () {
 
   it("a process that dies before it has started is replaced by the next call that needs one (no start-up loop)", async () => {
     open();
-    const [first] = sandboxes();
+    const first = sandboxes()[0]!;
     process.kill(first, "SIGKILL");
     // Whether to start another is decided when the process is given up: none took its slot.
     await until(() => pool.stats().processes?.running === 0, "the dead process given up");
@@ -232,7 +232,7 @@ describe("sandbox host processes (ProcessSandboxPool)", function () {
     open();
     const { program: p, inside } = held("t/crash", SLOW);
     expect(await p.call("slow", [1])).to.deep.equal({ done: 1, calls: 1 });
-    const [victim] = sandboxes();
+    const victim = sandboxes()[0]!;
     // Its deadline is far away: ended by it, the call would fail as a timeout.
     const pending = rejection(p.call("hold", [], { timeoutMs: 20_000 }));
     await inside;
@@ -251,7 +251,7 @@ describe("sandbox host processes (ProcessSandboxPool)", function () {
     const { program: slow, inside, release } = held("friend/p/auth", SLOW);
     const hog = pool.program("evil/p/auth", HOG);
     await slow.warm();
-    const [first] = sandboxes();
+    const first = sandboxes()[0]!;
     // In the process until the test lets it go, after the catastrophic error.
     const inFlight = slow.call("hold", [], { timeoutMs: 20_000 });
     await inside;
@@ -305,7 +305,7 @@ describe("sandbox host processes (ProcessSandboxPool)", function () {
     open();
     const p = pool.program("t/stopped", SLOW);
     await p.warm();
-    const [stopped] = sandboxes();
+    const stopped = sandboxes()[0]!;
     process.kill(stopped, "SIGSTOP");
     try {
       const outcome = await timed(() => p.call("slow", [1], { timeoutMs: 300 }));

@@ -5,7 +5,7 @@
  * other projects keep theirs (warm, with their state).
  */
 import { expect } from "chai";
-import { programKey, programKeyPrefix } from "../../../services/data/src/domain/project-model.ts";
+import { programKey, programKeyPrefix } from "../../../services/data/src/domain/model/project-model.ts";
 import { ProcessSandboxPool } from "../../../services/data/src/sandbox/index.ts";
 import { memoryLogger } from "../../unit/sandbox/support.ts";
 

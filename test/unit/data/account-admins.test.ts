@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { lastAdminProblem } from "../../../services/data/src/domain/account-admins.ts";
+import { lastAdminProblem } from "../../../services/data/src/domain/admin/account-admins.ts";
 
 describe("the last admin of an account", () => {
   const ann = { login: "ann", role: "admin" as const };

@@ -4,8 +4,8 @@
  * parent for a composite one, each parent asked for once).
  */
 import { expect } from "chai";
-import type { Relationship } from "../../../services/data/src/domain/project-model.ts";
-import { childrenOfAnyQuery, childrenQuery } from "../../../services/data/src/domain/query-builder.ts";
+import type { Relationship } from "../../../services/data/src/domain/model/project-model.ts";
+import { childrenOfAnyQuery, childrenQuery } from "../../../services/data/src/domain/read/query-builder.ts";
 
 const orders: Relationship = {
   role: "customer",

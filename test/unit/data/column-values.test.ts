@@ -1,6 +1,10 @@
 import { expect } from "chai";
-import { coerceValue, keySegment, parseKeySegment } from "../../../services/data/src/domain/column-values.ts";
-import type { ColumnModel, TableModel } from "../../../services/data/src/domain/project-model.ts";
+import {
+  coerceValue,
+  keySegment,
+  parseKeySegment,
+} from "../../../services/data/src/domain/model/column-values.ts";
+import type { ColumnModel, TableModel } from "../../../services/data/src/domain/model/project-model.ts";
 
 const col = (type: ColumnModel["type"], extra: Partial<ColumnModel> = {}): ColumnModel => ({
   name: "c",

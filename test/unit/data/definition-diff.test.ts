@@ -1,10 +1,8 @@
 import { createHash } from "node:crypto";
 import { expect } from "chai";
-import { diffDefinitions } from "../../../services/data/src/domain/definition-diff.ts";
-import {
-  type ProjectDefinition,
-  parseProjectDefinition,
-} from "../../../services/data/src/domain/project-definition.ts";
+import { diffDefinitions } from "../../../services/data/src/domain/admin/definition-diff.ts";
+import type { ProjectDefinition } from "../../../services/data/src/domain/definition/project-definition.ts";
+import { parseProjectDefinition } from "../../../services/data/src/domain/model/definition-check.ts";
 import { demoProject } from "../../fixtures/demo-project.ts";
 import { canonicalProject, type Row } from "../../integration/rules/support.ts";
 

@@ -5,8 +5,8 @@
  */
 import { expect } from "chai";
 import fc from "fast-check";
-import { parseProjectDefinition } from "../../../services/data/src/domain/project-definition.ts";
-import { compileProject } from "../../../services/data/src/domain/project-model.ts";
+import { parseProjectDefinition } from "../../../services/data/src/domain/model/definition-check.ts";
+import { compileProject } from "../../../services/data/src/domain/model/project-model.ts";
 import { demoProject } from "../../fixtures/demo-project.ts";
 import { testIdentity } from "../../fixtures/project-identity.ts";
 import { canonicalProject } from "../../integration/rules/support.ts";

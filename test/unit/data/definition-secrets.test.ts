@@ -4,7 +4,7 @@ import {
   maskSecrets,
   restoreSecrets,
   SECRET_MASK,
-} from "../../../services/data/src/domain/definition-secrets.ts";
+} from "../../../services/data/src/domain/definition/definition-secrets.ts";
 
 const withConfig = (config: Record<string, unknown>) => ({ authentication: { provider: "custom", config } });
 

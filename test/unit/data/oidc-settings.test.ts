@@ -5,9 +5,9 @@
  * become roles.
  */
 import { expect } from "chai";
-import { checkFilterText } from "../../../services/data/src/domain/filter-check.ts";
-import { parseProjectDefinition } from "../../../services/data/src/domain/project-definition.ts";
-import { compileProject } from "../../../services/data/src/domain/project-model.ts";
+import { parseProjectDefinition } from "../../../services/data/src/domain/model/definition-check.ts";
+import { checkFilterText } from "../../../services/data/src/domain/model/filter-check.ts";
+import { compileProject } from "../../../services/data/src/domain/model/project-model.ts";
 import { cacheLifetimeMs } from "../../../services/data/src/providers/oidc-keys.ts";
 import { claimAt, rolesOf } from "../../../services/data/src/providers/oidc-provider.ts";
 import { demoProject } from "../../fixtures/demo-project.ts";

@@ -1,7 +1,7 @@
 import { expect } from "chai";
-import { checkFilterText } from "../../../services/data/src/domain/filter-check.ts";
-import { parseProjectDefinition } from "../../../services/data/src/domain/project-definition.ts";
-import { compileProject } from "../../../services/data/src/domain/project-model.ts";
+import { parseProjectDefinition } from "../../../services/data/src/domain/model/definition-check.ts";
+import { checkFilterText } from "../../../services/data/src/domain/model/filter-check.ts";
+import { compileProject } from "../../../services/data/src/domain/model/project-model.ts";
 import { demoProject } from "../../fixtures/demo-project.ts";
 import { testIdentity } from "../../fixtures/project-identity.ts";
 

@@ -1,6 +1,6 @@
 /** Which format a request asks for: the URL parameter, then the original product's headers, then JSON. */
 import { expect } from "chai";
-import { parseQueryString } from "../../../services/data/src/domain/query-params.ts";
+import { parseQueryString } from "../../../services/data/src/domain/read/query-params.ts";
 import { requestedFormat } from "../../../services/data/src/http/response-format.ts";
 import { ApiError } from "../../../shared/errors.ts";
 

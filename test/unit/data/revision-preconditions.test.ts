@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { checkPrecondition, projectTag } from "../../../services/data/src/domain/project-changes.ts";
+import { checkPrecondition, projectTag } from "../../../services/data/src/domain/admin/project-changes.ts";
 import { ApiError } from "../../../shared/errors.ts";
 import { parseIfMatch } from "../../../shared/http/if-match.ts";
 

@@ -1,7 +1,7 @@
-/** The store indexes a table definition asks for (domain/table-indexes.ts). */
+/** The store indexes a table definition asks for (domain/model/table-indexes.ts). */
 import { expect } from "chai";
-import type { TableDefinition } from "../../../services/data/src/domain/project-definition.ts";
-import { tableIndexes } from "../../../services/data/src/domain/table-indexes.ts";
+import type { TableDefinition } from "../../../services/data/src/domain/definition/project-definition.ts";
+import { tableIndexes } from "../../../services/data/src/domain/model/table-indexes.ts";
 
 const columns = { type: "string" } as const;
 

@@ -14,15 +14,15 @@ function sqlLike(text: string, pattern: string): boolean {
     if (pc === "%") {
       let any = false;
       for (let j = 0; j <= s.length; j++) {
-        any ||= dp[j];
+        any ||= dp[j]!;
         next[j] = any;
       }
     } else {
-      for (let j = 1; j <= s.length; j++) next[j] = dp[j - 1] && (pc === "_" || pc === s[j - 1]);
+      for (let j = 1; j <= s.length; j++) next[j] = dp[j - 1]! && (pc === "_" || pc === s[j - 1]);
     }
     dp = next;
   }
-  return dp[s.length];
+  return dp[s.length]!;
 }
 
 /**
@@ -59,12 +59,12 @@ function toJsRegExp(source: string, flags: string): RegExp {
         i += 4;
       } else {
         expect(e, "only punctuation is escaped").to.match(/^[!-/:-@[-`{-~]$/);
-        out += `\\u{${e.codePointAt(0)!.toString(16)}}`;
+        out += `\\u{${e!.codePointAt(0)!.toString(16)}}`;
         i += 2;
       }
     } else {
       expect(c, "punctuation must be escaped").not.to.match(/^[!-/:-@[-`{-~]$/);
-      out += `\\u{${c.codePointAt(0)!.toString(16)}}`;
+      out += `\\u{${c!.codePointAt(0)!.toString(16)}}`;
       i++;
     }
   }

@@ -38,8 +38,8 @@ describe("query: parseOrder", () => {
 
   it("records positions and the parameter", () => {
     const [, second] = parseOrder("a, b desc");
-    expect(second.attr.pos).to.equal(3);
-    expect(second.source).to.equal("order");
+    expect(second!.attr.pos).to.equal(3);
+    expect(second!.source).to.equal("order");
   });
 
   it("rejects malformed orderings with positions", () => {

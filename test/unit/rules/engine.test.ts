@@ -3,9 +3,9 @@
  * sandbox calls, and the order things happen in. The sandbox is the real one.
  */
 import { expect } from "chai";
-import { parseProjectDefinition } from "../../../services/data/src/domain/project-definition.ts";
-import { compileProject, type ProjectModel } from "../../../services/data/src/domain/project-model.ts";
-import { newChecksum, WritePlan } from "../../../services/data/src/domain/write-plan.ts";
+import { parseProjectDefinition } from "../../../services/data/src/domain/model/definition-check.ts";
+import { compileProject, type ProjectModel } from "../../../services/data/src/domain/model/project-model.ts";
+import { newChecksum, WritePlan } from "../../../services/data/src/domain/write/write-plan.ts";
 import { LogicEngine, sandboxRuntime } from "../../../services/data/src/rules/index.ts";
 import { IsolatePool } from "../../../services/data/src/sandbox/index.ts";
 import type { RowDocument, TenantRows } from "../../../services/data/src/store/tenant-rows.ts";

@@ -1,9 +1,9 @@
 /** Parents more than one level up and project libraries, as the rule compiler sees them. */
 import { expect } from "chai";
-import { depTarget, readChain, roleTree } from "../../../services/data/src/domain/parent-paths.ts";
-import { parseProjectDefinition } from "../../../services/data/src/domain/project-definition.ts";
-import { compileProject } from "../../../services/data/src/domain/project-model.ts";
-import { parseRuleCode } from "../../../services/data/src/domain/rule-code.ts";
+import { parseProjectDefinition } from "../../../services/data/src/domain/model/definition-check.ts";
+import { depTarget, readChain, roleTree } from "../../../services/data/src/domain/model/parent-paths.ts";
+import { compileProject } from "../../../services/data/src/domain/model/project-model.ts";
+import { parseRuleCode } from "../../../services/data/src/domain/model/rule-code.ts";
 import { testIdentity } from "../../fixtures/project-identity.ts";
 import { canonicalProject, type Row } from "../../integration/rules/support.ts";
 

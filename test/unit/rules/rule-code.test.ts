@@ -1,5 +1,9 @@
 import { expect } from "chai";
-import { type CodeKind, parseRuleCode, type RowRefs } from "../../../services/data/src/domain/rule-code.ts";
+import {
+  type CodeKind,
+  parseRuleCode,
+  type RowRefs,
+} from "../../../services/data/src/domain/model/rule-code.ts";
 
 function code(src: string, kind: CodeKind = "code") {
   const result = parseRuleCode(src, kind);

@@ -1,7 +1,7 @@
 import { expect } from "chai";
-import { parseProjectDefinition } from "../../../services/data/src/domain/project-definition.ts";
-import { compileProject } from "../../../services/data/src/domain/project-model.ts";
-import { compileLogic } from "../../../services/data/src/domain/rule-model.ts";
+import { parseProjectDefinition } from "../../../services/data/src/domain/model/definition-check.ts";
+import { compileProject } from "../../../services/data/src/domain/model/project-model.ts";
+import { compileLogic } from "../../../services/data/src/domain/model/rule-model.ts";
 import { testIdentity } from "../../fixtures/project-identity.ts";
 import { canonicalProject, type Row } from "../../integration/rules/support.ts";
 

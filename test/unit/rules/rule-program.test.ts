@@ -4,8 +4,8 @@
  * runs again.
  */
 import { expect } from "chai";
-import { parseProjectDefinition } from "../../../services/data/src/domain/project-definition.ts";
-import { compileProject } from "../../../services/data/src/domain/project-model.ts";
+import { parseProjectDefinition } from "../../../services/data/src/domain/model/definition-check.ts";
+import { compileProject } from "../../../services/data/src/domain/model/project-model.ts";
 import {
   ENTRY,
   programSource,
@@ -71,16 +71,22 @@ describe("rules: the rule program in the sandbox", () => {
   });
   after(() => pool.close());
 
-  const run = async (sources: ReturnType<typeof program>, tasks: unknown[]) =>
-    (await pool.program("rules-test", sources).call(ENTRY, [{ tasks }])) as TaskResult[];
+  const run = async (sources: ReturnType<typeof program>, tasks: SettleTask[]) =>
+    (await pool.program("rules-test", sources).call(ENTRY, [{ tasks }])) as TaskResult<SettleTask>[];
+  /** `run` where no task may fail with an error. */
+  const settled = async (sources: ReturnType<typeof program>, tasks: SettleTask[]) =>
+    (await run(sources, tasks)).map((result) => {
+      if (result.error) expect.fail(`the task failed: ${result.error.message}`);
+      return result;
+    });
 
   it("an event that reads an inserted row stops there, and completes once the row is handed back", async () => {
     const sources = program({ limits: { code: "function withinLimit(b, l) { return b <= l; }" } });
-    const [first] = await run(sources, [settle()]);
+    const [first] = await settled(sources, [settle()]);
     expect(first!.incomplete).to.equal(true);
     expect(first!.inserts.map((i) => i.values)).to.deep.equal([{ order_number: 7, amount: 30 }]);
     const stored = { payment_id: 41, order_number: 7, customer_name: null, amount: 30 };
-    const [second] = await run(sources, [settle([{ table: "payment", row: stored }])]);
+    const [second] = await settled(sources, [settle([{ table: "payment", row: stored }])]);
     expect(second!.incomplete).to.equal(undefined);
     expect(second!.inserts.map((i) => i.values)).to.deep.equal([{ order_number: 7, amount: 41 }]);
   });
@@ -101,9 +107,9 @@ describe("rules: the rule program in the sandbox", () => {
     });
     const customer = { name: "A", balance: 5, credit_limit: 10, unpaid_orders: 0, biggest_order: null };
     const task = { ...settle(), table: "customer", row: customer };
-    const [ok] = await run(sources, [task]);
+    const [ok] = await settled(sources, [task]);
     expect(ok!.failed).to.equal(undefined);
-    const [failed] = await run(sources, [{ ...task, row: { ...customer, balance: 50 } }]);
+    const [failed] = await settled(sources, [{ ...task, row: { ...customer, balance: 50 } }]);
     expect(failed!.failed).to.be.a("number");
   });
 });

@@ -114,6 +114,20 @@ describe("custom provider answers", () => {
     expect(mapAuthenticateResult({ roleNames: [] }, ctx({ payload: {} })).malformed).to.equal(true);
   });
 
+  it("notes every wrong part of a malformed answer, each once", () => {
+    const mapped = mapAuthenticateResult(
+      { roleNames: "Reader", keyLifetimeSeconds: 0, userData: 5, userInfo: [] },
+      ctx(),
+    );
+    expect(mapped.malformed).to.equal(true);
+    expect(mapped.notes).to.deep.equal([
+      "roleNames is missing or not an array",
+      "keyLifetimeSeconds is not a number of seconds between 1 and 366 days",
+      "userData is not an object",
+      "userInfo is not an object",
+    ]);
+  });
+
   it("reports password change results only when asked for", () => {
     const ok = { roleNames: ["Reader"] };
     expect(

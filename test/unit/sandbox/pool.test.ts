@@ -318,7 +318,7 @@ describe("sandbox pool", () => {
         const lines = consoleLines();
         expect(lines.length).to.equal(100);
         expect(lines.every((e) => e.level === "debug")).to.equal(true);
-        expect(lines[0].msg).to.equal('line 0 {"i":0}');
+        expect(lines[0]!.msg).to.equal('line 0 {"i":0}');
       } finally {
         await logged.close();
       }

@@ -5,7 +5,7 @@
  * place while an unchanged answer does not travel back.
  */
 import { expect } from "chai";
-import type { VersionScripts } from "../../../services/data/src/domain/script-model.ts";
+import type { VersionScripts } from "../../../services/data/src/domain/model/script-model.ts";
 import { IsolatePool } from "../../../services/data/src/sandbox/index.ts";
 import { ENTRY, scriptProgramSources } from "../../../services/data/src/scripts/script-program.ts";
 

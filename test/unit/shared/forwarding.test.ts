@@ -1,6 +1,11 @@
 import type { IncomingMessage } from "node:http";
 import { expect } from "chai";
-import { authConfigSchema, ConfigError, dataConfigSchema, parseConfig } from "../../../shared/config.ts";
+import {
+  authConfigSchema,
+  ConfigError,
+  dataConfigSchema,
+  parseConfig,
+} from "../../../shared/config/config.ts";
 import { compileTrustedProxies, requestOrigin } from "../../../shared/http/forwarding.ts";
 
 /** Just the parts of a request requestOrigin reads. */

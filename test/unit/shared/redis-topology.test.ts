@@ -2,7 +2,12 @@
 import { expect } from "chai";
 import { ReplyError } from "ioredis";
 import type { Context } from "koa";
-import { authConfigSchema, ConfigError, dataConfigSchema, parseConfig } from "../../../shared/config.ts";
+import {
+  authConfigSchema,
+  ConfigError,
+  dataConfigSchema,
+  parseConfig,
+} from "../../../shared/config/config.ts";
 import { errorMiddleware } from "../../../shared/http/error-middleware.ts";
 import {
   intentIndexKey,

@@ -1,7 +1,7 @@
 import { expect } from "chai";
 import { checkWriteParams } from "../../../shared/admin-access/write-params.ts";
 import { ApiError } from "../../../shared/errors.ts";
-import { redactKeys } from "../../../shared/keys/key-format.ts";
+import { redactKeys } from "../../../shared/key-format.ts";
 
 describe("admin writes' query parameters", () => {
   const project = "/admin/v1/accounts/acme/projects/demo";

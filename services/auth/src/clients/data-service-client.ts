@@ -1,30 +1,46 @@
 /**
  * Client of the data service's internal API (contract: shared/contracts/internal-api.ts).
- * Authenticated with the service credential; propagates the request id.
+ * Authenticated with the service credential; propagates the request id. Every
+ * answer is parsed with its contract's schema: one out of contract is the data
+ * service failing (503), never a value taken on trust.
  */
 
-import type {
-  AccountInfo,
-  AdminInfo,
-  AdminLoginBody,
-  AdminLoginResponse,
-  AuditReportBody,
-  AuthenticateBody,
-  AuthenticateResponse,
-  LoginInfoResponse,
-  ProjectSettings,
+import { z } from "zod";
+import {
+  type AccountInfo,
+  type AdminInfo,
+  type AdminLoginBody,
+  type AdminLoginResponse,
+  type AuditReportBody,
+  type AuthenticateBody,
+  type AuthenticateResponse,
+  accountInfoSchema,
+  adminInfoSchema,
+  adminLoginResponseSchema,
+  authenticateResponseSchema,
+  type LoginInfoResponse,
+  loginInfoResponseSchema,
+  type ProjectSettings,
+  projectSettingsSchema,
 } from "../../../../shared/contracts/internal-api.ts";
 import { ApiError, ErrorCode, errors } from "../../../../shared/errors.ts";
 
 /** Headers of a 429 the client passes on as they are. */
 const LIMIT_HEADERS = ["Retry-After", "RateLimit", "RateLimit-Policy"];
 
+/** What a 429's body may say; a part that is not of its type is left out. */
+const limitAnswerSchema = z.object({
+  errorCode: z.number().optional().catch(undefined),
+  errorMessage: z.string().optional().catch(undefined),
+});
+
 /**
  * A 429 of the data service (the account's request rate, or its share of the sandbox) is the
  * client's answer too: same status, code, message and limit headers.
  */
 async function tooManyRequests(response: Response): Promise<ApiError> {
-  const body = (await response.json().catch(() => ({}))) as { errorCode?: unknown; errorMessage?: unknown };
+  const answer = limitAnswerSchema.safeParse(await response.json().catch(() => undefined));
+  const body = answer.success ? answer.data : {};
   const headers: Record<string, string> = {};
   for (const name of LIMIT_HEADERS) {
     const value = response.headers.get(name);
@@ -32,8 +48,8 @@ async function tooManyRequests(response: Response): Promise<ApiError> {
   }
   return new ApiError(
     429,
-    typeof body.errorCode === "number" ? body.errorCode : ErrorCode.rateLimited,
-    typeof body.errorMessage === "string" ? body.errorMessage : "Too many requests; try again later",
+    body.errorCode ?? ErrorCode.rateLimited,
+    body.errorMessage ?? "Too many requests; try again later",
     { headers },
   );
 }
@@ -63,12 +79,13 @@ export function createDataServiceClient(
   timeoutMs = 10_000,
 ): DataServiceClient {
   const root = `${baseUrl.replace(/\/+$/, "")}/internal/v1`;
-  const call = async <T>(
+  /** The data service's answer; null for a 404 (no such account, project or administrator). */
+  const send = async (
     method: string,
     path: string,
     requestId: string,
     body?: unknown,
-  ): Promise<T | null> => {
+  ): Promise<Response | null> => {
     let response: Response;
     try {
       response = await fetch(`${root}${path}`, {
@@ -93,23 +110,45 @@ export function createDataServiceClient(
       await response.body?.cancel();
       throw errors.unavailable(`The data service (status ${response.status})`);
     }
-    if (response.status === 204) return undefined as T;
-    return (await response.json()) as T;
+    return response;
+  };
+  /** The answer's JSON as its contract's schema has it; null for a 404. */
+  const call = async <T>(
+    schema: z.ZodType<T>,
+    method: string,
+    path: string,
+    requestId: string,
+    body?: unknown,
+  ): Promise<T | null> => {
+    const response = await send(method, path, requestId, body);
+    if (!response) return null;
+    let json: unknown;
+    try {
+      json = await response.json();
+    } catch (err) {
+      throw errors.unavailable("The data service (an answer that is not JSON)", err);
+    }
+    const parsed = schema.safeParse(json);
+    if (!parsed.success)
+      throw errors.unavailable("The data service (an answer out of contract)", parsed.error);
+    return parsed.data;
   };
   const accountPath = (account: string) => `/accounts/${encodeURIComponent(account)}`;
   const path = (account: string, project: string) =>
     `${accountPath(account)}/projects/${encodeURIComponent(project)}`;
   return {
-    settings: (a, p, id) => call<ProjectSettings>("GET", `${path(a, p)}/settings`, id),
-    loginInfo: (a, p, id) => call<LoginInfoResponse>("GET", `${path(a, p)}/login-info`, id),
+    settings: (a, p, id) => call(projectSettingsSchema, "GET", `${path(a, p)}/settings`, id),
+    loginInfo: (a, p, id) => call(loginInfoResponseSchema, "GET", `${path(a, p)}/login-info`, id),
     authenticate: (a, p, body, id) =>
-      call<AuthenticateResponse>("POST", `${path(a, p)}/authenticate`, id, body),
-    account: (a, id) => call<AccountInfo>("GET", accountPath(a), id),
+      call(authenticateResponseSchema, "POST", `${path(a, p)}/authenticate`, id, body),
+    account: (a, id) => call(accountInfoSchema, "GET", accountPath(a), id),
     admin: (a, login, id) =>
-      call<AdminInfo>("GET", `${accountPath(a)}/admins/${encodeURIComponent(login)}`, id),
-    adminLogin: (a, body, id) => call<AdminLoginResponse>("POST", `${accountPath(a)}/admin-login`, id, body),
+      call(adminInfoSchema, "GET", `${accountPath(a)}/admins/${encodeURIComponent(login)}`, id),
+    adminLogin: (a, body, id) =>
+      call(adminLoginResponseSchema, "POST", `${accountPath(a)}/admin-login`, id, body),
     async reportAudit(a, report) {
-      await call<void>("POST", `${accountPath(a)}/audit`, report.requestId, report);
+      const response = await send("POST", `${accountPath(a)}/audit`, report.requestId, report);
+      await response?.body?.cancel();
     },
   };
 }

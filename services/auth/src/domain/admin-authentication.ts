@@ -12,7 +12,7 @@ import { type AuditSink, appendAudit } from "../../../../shared/admin-access/aud
 import { type AdminDirectory, currentStanding } from "../../../../shared/admin-access/caller.ts";
 import type { AdminLoginResponse, AdminVerdictSuccess } from "../../../../shared/contracts/internal-api.ts";
 import { errors } from "../../../../shared/errors.ts";
-import { generateKeyId } from "../../../../shared/keys/key-format.ts";
+import { generateKeyId } from "../../../../shared/key-format.ts";
 import type { KeyRecord } from "../../../../shared/keys/key-record.ts";
 import type { DataServiceClient } from "../clients/data-service-client.ts";
 import type { AttemptThrottle } from "../store/attempt-throttle.ts";

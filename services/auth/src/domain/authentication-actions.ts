@@ -6,7 +6,7 @@
  * and settle it by the verdict; store a new key and answer it.
  */
 import { errors } from "../../../../shared/errors.ts";
-import { generateKey, hashKey } from "../../../../shared/keys/key-format.ts";
+import { generateKey, hashKey } from "../../../../shared/key-format.ts";
 import { type KeyRecord, keyState } from "../../../../shared/keys/key-record.ts";
 import type { KeyStore } from "../../../../shared/keys/key-store.ts";
 import type { Logger } from "../../../../shared/logger.ts";
@@ -53,7 +53,7 @@ export function readAuthenticationBody(body: unknown): AuthenticationAction {
   if (fields.disable !== undefined && typeof fields.disable !== "boolean") {
     throw errors.malformed("'disable' must be true or false");
   }
-  return { kind: fields.disable === true ? "disable" : "revalidate", key: fields.apikey.split(":")[0]! };
+  return { kind: fields.disable === true ? "disable" : "revalidate", key: keyWithoutSuffix(fields.apikey) };
 }
 
 /** `check` throws (401/4012) when the key is not one this resource may speak for. */
@@ -150,4 +150,10 @@ export async function throttledVerdict<V>(
     onLogin?.("failure");
   }
   return verdict;
+}
+
+/** The key without its `:1` part (or any other `:` suffix). */
+function keyWithoutSuffix(apikey: string): string {
+  const colon = apikey.indexOf(":");
+  return colon === -1 ? apikey : apikey.slice(0, colon);
 }

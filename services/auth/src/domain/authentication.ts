@@ -9,10 +9,9 @@ import {
   GENERIC_LOGIN_FAILURE,
 } from "../../../../shared/contracts/internal-api.ts";
 import { errors } from "../../../../shared/errors.ts";
-import { generateKeyId } from "../../../../shared/keys/key-format.ts";
+import { generateKeyId } from "../../../../shared/key-format.ts";
 import type { KeyRecord } from "../../../../shared/keys/key-record.ts";
 import type { DataServiceClient } from "../clients/data-service-client.ts";
-import type { ProjectIdentityFields } from "../clients/identity-fields-cache.ts";
 import type { AttemptThrottle } from "../store/attempt-throttle.ts";
 import {
   type AuthenticationDepsBase,
@@ -23,6 +22,7 @@ import {
   revalidateKey,
   throttledVerdict,
 } from "./authentication-actions.ts";
+import type { ProjectIdentityFields } from "./identity-fields-cache.ts";
 import { loginIdentity } from "./login-identity.ts";
 
 export interface AuthenticationDeps extends AuthenticationDepsBase {

@@ -7,12 +7,7 @@ import { z } from "zod";
 import type { ProjectSettings } from "../../../../shared/contracts/internal-api.ts";
 import { errors } from "../../../../shared/errors.ts";
 import { parseBody } from "../../../../shared/http/parse-body.ts";
-import {
-  generateKey,
-  generateKeyId,
-  hashKey,
-  MANUAL_KEY_PATTERN,
-} from "../../../../shared/keys/key-format.ts";
+import { generateKey, generateKeyId, hashKey, MANUAL_KEY_PATTERN } from "../../../../shared/key-format.ts";
 import { type KeyRecord, keyState } from "../../../../shared/keys/key-record.ts";
 import type { KeyStore } from "../../../../shared/keys/key-store.ts";
 import { formatExpiration } from "../../../../shared/time.ts";

@@ -35,15 +35,15 @@ export interface ApikeyRouteDeps extends ManualKeyDeps, Omit<AdminCallerDeps, "k
  */
 async function scope(ctx: Context, deps: ApikeyRouteDeps) {
   const { account, project } = ctx.params as Record<string, string>;
-  if (!isValidName(account ?? "") || !isValidName(project ?? ""))
+  if (!isValidName(account) || !isValidName(project))
     throw errors.malformed("Invalid account or project name");
   const requestId = (ctx.state as RequestState).requestId;
-  const info = await deps.data.account(account!, requestId);
+  const info = await deps.data.account(account, requestId);
   const caller = callerOf(ctx);
-  if (!info || (caller.kind === "admin" && caller.accountUid !== info.uid)) throw errors.noAccount(account!);
-  const settings = await deps.data.settings(account!, project!, requestId);
+  if (!info || (caller.kind === "admin" && caller.accountUid !== info.uid)) throw errors.noAccount(account);
+  const settings = await deps.data.settings(account, project, requestId);
   if (!settings) throw errors.notFound(`No project '${project}' in account '${account}'`);
-  return { account: account!, project: project!, settings };
+  return { account, project, settings };
 }
 
 /** A key's entity tag: its project's incarnation, its id and its status. */

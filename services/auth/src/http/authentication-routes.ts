@@ -36,10 +36,12 @@ function treatUntypedLoginAsJson(ctx: Context): void {
 
 function scope(ctx: Context) {
   const { account, project, version } = ctx.params as Record<string, string>;
-  for (const n of [account, project, version]) {
-    if (!isValidName(n ?? "")) throw errors.notFound(`No such account, project or version: '${n}'`);
-  }
-  return { account: account!, project: project!, version: version! };
+  return { account: validName(account), project: validName(project), version: validName(version) };
+}
+
+function validName(name: string | undefined): string {
+  if (!isValidName(name)) throw errors.notFound(`No such account, project or version: '${name}'`);
+  return name;
 }
 
 export function authenticationRouter(deps: AuthenticationRouteDeps): Router {

@@ -65,12 +65,19 @@ export class PendingSettlements {
   /** Sends every kept change once; answers those that failed (still kept) with their errors. */
   async #sendKept(): Promise<Map<Settlement, unknown>> {
     const batch = [...this.#kept];
-    const results = await Promise.allSettled(batch.map((s) => s.send(true)));
+    const outcomes = await Promise.all(
+      batch.map((settlement) =>
+        settlement.send(true).then(
+          () => ({ settlement, sent: true as const }),
+          (reason: unknown) => ({ settlement, sent: false as const, reason }),
+        ),
+      ),
+    );
     const failures = new Map<Settlement, unknown>();
-    results.forEach((result, i) => {
-      if (result.status === "fulfilled") this.#kept.delete(batch[i]!);
-      else failures.set(batch[i]!, result.reason);
-    });
+    for (const outcome of outcomes) {
+      if (outcome.sent) this.#kept.delete(outcome.settlement);
+      else failures.set(outcome.settlement, outcome.reason);
+    }
     if (this.#kept.size === 0) {
       clearInterval(this.#timer);
       this.#timer = undefined;

@@ -41,6 +41,8 @@ export interface Reply<T> {
 export interface RequestOptions {
   body?: unknown;
   headers?: Record<string, string>;
+  /** Aborts the call (a load that is no longer wanted): it then rejects with the signal's reason. */
+  signal?: AbortSignal;
 }
 
 export interface Client {
@@ -82,8 +84,16 @@ async function send<T>(
   }
   let response: Response;
   try {
-    response = await fetch(path, { method, headers, body, credentials: "omit", cache: "no-store" });
-  } catch {
+    response = await fetch(path, {
+      method,
+      headers,
+      body,
+      credentials: "omit",
+      cache: "no-store",
+      signal: options.signal,
+    });
+  } catch (err) {
+    if (options.signal?.aborted) throw options.signal.reason ?? err;
     throw new ApiFailure(0, {
       errorMessage: "The server cannot be reached. Check the connection and retry.",
     });
@@ -111,7 +121,7 @@ export function clientWith(authorization: string, onUnauthorized: (failure: ApiF
       try {
         return await send(method, path, authorization, options);
       } catch (err) {
-        if (err instanceof ApiFailure && err.status === 401) onUnauthorized(err);
+        if (err instanceof ApiFailure && err.status === 401 && !options.signal?.aborted) onUnauthorized(err);
         throw err;
       }
     },

@@ -54,8 +54,9 @@ class StreamFollower {
           last,
         );
         const entries = reply?.[0]?.[1] ?? [];
-        if (entries.length === 0) continue;
-        last = entries[entries.length - 1]![0];
+        const newest = entries.at(-1);
+        if (!newest) continue;
+        last = newest[0];
         const events = entries.flatMap(([id, flat]) => parseFeedEntry(id, flat) ?? []);
         for (const listener of this.listeners) listener(events);
       } catch (err) {
@@ -103,8 +104,9 @@ export class FeedHub {
       this.#redis.xrange(stream, "-", "+", "COUNT", 1),
       this.position(stream),
     ]);
-    if (oldest.length === 0) return compareIds(after, "0-0") > 0;
-    return compareIds(oldest[0]![0], after) > 0 || compareIds(after, newest) > 0;
+    const [first] = oldest;
+    if (!first) return compareIds(after, "0-0") > 0;
+    return compareIds(first[0], after) > 0 || compareIds(after, newest) > 0;
   }
 
   /** Up to `count` events of `stream` after `after`, oldest first. */

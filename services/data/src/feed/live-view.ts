@@ -1,19 +1,19 @@
 /**
  * What one live subscriber may see of a change-feed event: the read path's own
  * rules, per event. The event's table must be the resource's; the key's roles
- * must grant read (domain/authorization.ts); the row (a delete: the row as it
+ * must grant read (domain/read/authorization.ts); the row (a delete: the row as it
  * was) must match the query a GET of the same resource with the same
- * parameters would send the store (domain/query-builder.ts: the client's
+ * parameters would send the store (domain/read/query-builder.ts: the client's
  * filters and the roles' row filters with the key's globals), evaluated on the
- * row itself; the object shows the columns a GET shows (domain/representation.ts).
+ * row itself; the object shows the columns a GET shows (domain/read/representation.ts).
  */
 
 import type * as Sift from "sift";
 import siftDefault from "sift";
-import { type Principal, requirePermission } from "../domain/authorization.ts";
-import type { ProjectModel, ResourceModel } from "../domain/project-model.ts";
-import { buildQuery, type ClientQuery } from "../domain/query-builder.ts";
-import { type Addressing, toWire, type WireObject } from "../domain/representation.ts";
+import type { ProjectModel, ResourceModel } from "../domain/model/project-model.ts";
+import { type Principal, requirePermission } from "../domain/read/authorization.ts";
+import { buildQuery, type ClientQuery } from "../domain/read/query-builder.ts";
+import { type Addressing, toWire, type WireObject } from "../domain/read/representation.ts";
 import type { FeedEvent } from "../store/change-feed.ts";
 
 // sift is CommonJS: its named exports reach an ES module as properties of the default export.

@@ -4,9 +4,10 @@
  * roles; the full view (a role with `apiDocs`, or public docs read without a key)
  * allows everything, every column.
  */
-import { type Permission, type Principal, permissionFor } from "../domain/authorization.ts";
-import type { AccessLevel } from "../domain/project-definition.ts";
-import type { ProjectModel, TableModel } from "../domain/project-model.ts";
+
+import type { AccessLevel } from "../domain/definition/project-definition.ts";
+import type { ProjectModel, TableModel } from "../domain/model/project-model.ts";
+import { type Permission, type Principal, permissionFor } from "../domain/read/authorization.ts";
 
 export type AccessView = (table: TableModel, level: AccessLevel) => Permission | null;
 

@@ -7,7 +7,7 @@
  * columns. Anything else has no CSV form: 400/4001.
  */
 import { errors } from "../../../../shared/errors.ts";
-import { isPlainObject } from "../domain/column-values.ts";
+import { isPlainObject } from "../domain/model/column-values.ts";
 import type { CsvColumn } from "./csv-writer.ts";
 
 export function answerCsvColumns(answer: unknown, resourceName: string): CsvColumn[] {

@@ -9,10 +9,10 @@
  * base URL can come from the request's Host header.
  */
 import { errors } from "../../../../shared/errors.ts";
-import type { Principal } from "../domain/authorization.ts";
-import type { ProjectModel, VersionModel } from "../domain/project-model.ts";
-import type { Addressing } from "../domain/representation.ts";
-import { mayCall } from "../domain/script-model.ts";
+import type { ProjectModel, VersionModel } from "../domain/model/project-model.ts";
+import { mayCall } from "../domain/model/script-model.ts";
+import type { Principal } from "../domain/read/authorization.ts";
+import type { Addressing } from "../domain/read/representation.ts";
 import { fullAccess, hasApiDocsRole, keyAccess } from "./access-view.ts";
 import { openApiDocument } from "./openapi.ts";
 import { swagger2Document } from "./swagger2.ts";

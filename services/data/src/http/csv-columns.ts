@@ -5,7 +5,7 @@
  * depth. Child collections (arrays) have no place in one row per object and are
  * left out; they are addressable on their own (`Customers.Orders`).
  */
-import type { ResourceModel } from "../domain/project-model.ts";
+import type { ResourceModel } from "../domain/model/project-model.ts";
 import type { AccessView } from "./access-view.ts";
 import type { CsvColumn } from "./csv-writer.ts";
 

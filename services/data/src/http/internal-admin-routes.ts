@@ -17,7 +17,7 @@ import {
 import { errors } from "../../../../shared/errors.ts";
 import { readJsonBody } from "../../../../shared/http/json-body.ts";
 import { isValidName } from "../../../../shared/names.ts";
-import { type AdminLoginDeps, authenticateAdmin } from "../domain/account-admins.ts";
+import { type AdminLoginDeps, authenticateAdmin } from "../domain/admin/account-admins.ts";
 import { requireAccount } from "./admin/deps.ts";
 
 export interface InternalAdminDeps extends AdminLoginDeps {

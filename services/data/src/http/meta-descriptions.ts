@@ -1,8 +1,8 @@
 /** Bodies of the meta endpoints @license, @tables and @resources. */
-import { ACCESS_LEVELS } from "../domain/project-definition.ts";
-import type { ResourceModel, TableModel } from "../domain/project-model.ts";
-import { collectionHref } from "../domain/representation.ts";
-import type { JavaScriptResourceModel } from "../domain/script-model.ts";
+import { ACCESS_LEVELS } from "../domain/definition/project-definition.ts";
+import type { ResourceModel, TableModel } from "../domain/model/project-model.ts";
+import type { JavaScriptResourceModel } from "../domain/model/script-model.ts";
+import { collectionHref } from "../domain/read/representation.ts";
 import type { AccessView } from "./access-view.ts";
 import type { ProjectRequest } from "./project-request.ts";
 

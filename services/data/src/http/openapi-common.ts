@@ -4,9 +4,9 @@
  * endpoints and `@authentication`. The per-resource parts are in openapi.ts.
  */
 
-import type { AuthenticationDefinition } from "../domain/project-definition.ts";
-import { PAGESIZE_DEFAULT, PAGESIZE_MAX } from "../domain/query-params.ts";
-import { ACTIONS } from "../domain/writer.ts";
+import type { AuthenticationDefinition } from "../domain/definition/project-definition.ts";
+import { PAGESIZE_DEFAULT, PAGESIZE_MAX } from "../domain/read/query-params.ts";
+import { ACTIONS } from "../domain/write/writer.ts";
 import { FORMAT_HEADERS, RESPONSE_FORMATS } from "./response-format.ts";
 
 export type Json = Record<string, unknown>;

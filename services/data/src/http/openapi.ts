@@ -11,9 +11,9 @@ import type {
   ResourceModel,
   TableModel,
   VersionModel,
-} from "../domain/project-model.ts";
-import { type Addressing, collectionHref } from "../domain/representation.ts";
-import type { JavaScriptResourceModel } from "../domain/script-model.ts";
+} from "../domain/model/project-model.ts";
+import type { JavaScriptResourceModel } from "../domain/model/script-model.ts";
+import { type Addressing, collectionHref } from "../domain/read/representation.ts";
 import { REFUSAL_CODES, REFUSAL_STATUS } from "../scripts/script-answers.ts";
 import type { AccessView } from "./access-view.ts";
 import {
@@ -197,13 +197,14 @@ function updateSchema(resource: ResourceModel, req: DocsRequest, columns: Set<st
 function keyParameter(table: TableModel): Json {
   const columns = table.key.map((k) => table.columns.get(k)!);
   const description = `The key (${table.key.join(", ")}), URL-encoded${columns.length > 1 ? "; the values joined by ','" : ""}.`;
-  if (columns.length === 1) {
+  const [only] = columns;
+  if (only && columns.length === 1) {
     return {
       name: "key",
       in: "path",
       required: true,
       description,
-      schema: columnSchema(columns[0]!, "key", table),
+      schema: columnSchema(only, "key", table),
     };
   }
   return {

@@ -11,10 +11,10 @@ import type { KeyRecord } from "../../../../shared/keys/key-record.ts";
 import type { KeyValidator } from "../../../../shared/keys/key-validation.ts";
 import { isValidName } from "../../../../shared/names.ts";
 import { admitRequest, type RequestRateLimiter } from "../../../../shared/rate-limits/request-limits.ts";
-import { type Principal, principalOf } from "../domain/authorization.ts";
-import type { ProjectModel, ResourceModel, VersionModel } from "../domain/project-model.ts";
-import { parseQueryString, type QueryParams } from "../domain/query-params.ts";
-import type { Addressing } from "../domain/representation.ts";
+import type { ProjectModel, ResourceModel, VersionModel } from "../domain/model/project-model.ts";
+import { type Principal, principalOf } from "../domain/read/authorization.ts";
+import { parseQueryString, type QueryParams } from "../domain/read/query-params.ts";
+import type { Addressing } from "../domain/read/representation.ts";
 import type { ProjectCache } from "../store/project-cache.ts";
 
 export interface ProjectRequest {
@@ -128,14 +128,14 @@ export async function resolvePublicDocsRequest(
       return "";
     }
   });
-  if (![rawAccount, rawProject, rawVersion].every((n) => isValidName(n ?? ""))) return undefined;
-  const project = await deps.projects.get(rawAccount!, rawProject!);
-  const version = project?.versions.get(rawVersion!);
+  if (!isValidName(rawAccount) || !isValidName(rawProject) || !isValidName(rawVersion)) return undefined;
+  const project = await deps.projects.get(rawAccount, rawProject);
+  const version = project?.versions.get(rawVersion);
   if (!project || !version || project.definition.apiDocs?.public !== true) return undefined;
   return {
     project,
     version,
-    addressing: addressingOf(ctx, deps, rawAccount!, rawProject!, rawVersion!),
+    addressing: addressingOf(ctx, deps, rawAccount, rawProject, rawVersion),
     params,
   };
 }

@@ -8,10 +8,10 @@
  */
 import type { Context } from "koa";
 import { errors } from "../../../../shared/errors.ts";
-import type { VersionResponseFormat } from "../domain/project-definition.ts";
-import type { VersionModel } from "../domain/project-model.ts";
-import { type QueryParams, single } from "../domain/query-params.ts";
-import { nextBatchOf } from "../domain/representation.ts";
+import type { VersionResponseFormat } from "../domain/definition/project-definition.ts";
+import type { VersionModel } from "../domain/model/project-model.ts";
+import { type QueryParams, single } from "../domain/read/query-params.ts";
+import { nextBatchOf } from "../domain/read/representation.ts";
 import { type CsvColumn, toCsv } from "./csv-writer.ts";
 import { toXml } from "./xml-writer.ts";
 

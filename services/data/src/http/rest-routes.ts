@@ -10,13 +10,19 @@ import { errors } from "../../../../shared/errors.ts";
 import { readJsonBody } from "../../../../shared/http/json-body.ts";
 import { decodePathSegment } from "../../../../shared/http/path-segment.ts";
 import type { Logger } from "../../../../shared/logger.ts";
-import { parseKeySegment } from "../domain/column-values.ts";
-import type { ResourceModel } from "../domain/project-model.ts";
-import { encodeQuery, flag, parseQueryString, type QueryParams, single } from "../domain/query-params.ts";
-import { collectionHref } from "../domain/representation.ts";
-import { pageWindow, queryWithout, readFromParams } from "../domain/resource-read.ts";
-import { type JavaScriptResourceModel, requireCallable } from "../domain/script-model.ts";
-import { executeWrite, type PlanExtension } from "../domain/writer.ts";
+import { parseKeySegment } from "../domain/model/column-values.ts";
+import type { ResourceModel } from "../domain/model/project-model.ts";
+import { type JavaScriptResourceModel, requireCallable } from "../domain/model/script-model.ts";
+import {
+  encodeQuery,
+  flag,
+  parseQueryString,
+  type QueryParams,
+  single,
+} from "../domain/read/query-params.ts";
+import { collectionHref } from "../domain/read/representation.ts";
+import { pageWindow, queryWithout, readFromParams } from "../domain/read/resource-read.ts";
+import { executeWrite, type PlanExtension } from "../domain/write/writer.ts";
 import type { ScriptRequest, ScriptRunner } from "../scripts/script-runner.ts";
 import type { WriteLoop } from "../store/tenant-rows.ts";
 import type { TenantStore } from "../store/tenant-store.ts";
@@ -130,11 +136,13 @@ export function restRouter(deps: RestDeps): Router {
 
   const handle = async (ctx: Context) => {
     const r = await resolveProjectRequest(ctx, deps);
-    if (r.rest.length > 2 || r.rest[0]!.startsWith("@")) throw errors.notFound(`No resource at ${ctx.path}`);
-    const keyText = r.rest[1] !== undefined && r.rest[1] !== "" ? r.rest[1] : undefined;
-    const scripted = r.version.scripts.resources.get(decodePathSegment(r.rest[0]!));
+    const [resourceName, keySegment] = r.rest;
+    if (resourceName === undefined || r.rest.length > 2 || resourceName.startsWith("@"))
+      throw errors.notFound(`No resource at ${ctx.path}`);
+    const keyText = keySegment !== undefined && keySegment !== "" ? keySegment : undefined;
+    const scripted = r.version.scripts.resources.get(decodePathSegment(resourceName));
     if (scripted) return javascriptResource(ctx, r, scripted, keyText);
-    const resource = resolveResource(r.version, r.rest[0]!);
+    const resource = resolveResource(r.version, resourceName);
     const key = keyText !== undefined ? parseKeySegment(resource.table, keyText) : undefined;
     const request = scriptRequest(ctx.method, resource.name, keyText, r.params);
     if (ctx.method === "GET") {
@@ -253,7 +261,10 @@ function scriptRequest(
     params: Object.fromEntries(
       [...params]
         .filter(([name]) => name !== "auth")
-        .map(([name, values]) => [name, values.length === 1 ? values[0]! : [...values]]),
+        .map(([name, values]) => {
+          const [only] = values;
+          return [name, values.length === 1 && only !== undefined ? only : [...values]];
+        }),
     ),
   };
 }

@@ -17,7 +17,7 @@
  * Written by hand: the escaping rules are few (below), and no small library
  * both encodes names and replaces the characters XML 1.0 cannot carry.
  */
-import { isPlainObject } from "../domain/column-values.ts";
+import { isPlainObject } from "../domain/model/column-values.ts";
 
 const XSI = "http://www.w3.org/2001/XMLSchema-instance";
 
@@ -39,13 +39,13 @@ function xmlChars(text: string): string {
 /** Element text: markup characters escaped; CR as a reference, since parsers turn a raw CR into LF. */
 export function escapeText(text: string): string {
   if (!TEXT_MAY_NEED_WORK.test(text)) return text;
-  return xmlChars(text).replace(/[&<>\r]/g, (c) => TEXT_ESCAPES[c]!);
+  return xmlChars(text).replace(/[&<>\r]/g, (c) => TEXT_ESCAPES[c] ?? c);
 }
 
 /** Attribute values: also quotes, and tab/LF/CR as references (parsers turn raw ones into spaces). */
 export function escapeAttribute(text: string): string {
   if (!ATTRIBUTE_MAY_NEED_WORK.test(text)) return text;
-  return xmlChars(text).replace(/[&<>"\t\n\r]/g, (c) => TEXT_ESCAPES[c]!);
+  return xmlChars(text).replace(/[&<>"\t\n\r]/g, (c) => TEXT_ESCAPES[c] ?? c);
 }
 
 const TEXT_ESCAPES: Record<string, string> = {
@@ -105,8 +105,7 @@ type Task = string | { name: string; value: unknown; attributes: string };
 /** Writes elements depth first with a stack of its own, so that deep `json` values cannot exhaust the call stack. */
 function writeElements(root: Task, out: string[]): void {
   const tasks: Task[] = [root];
-  while (tasks.length > 0) {
-    const task = tasks.pop()!;
+  for (let task = tasks.pop(); task !== undefined; task = tasks.pop()) {
     if (typeof task === "string") {
       out.push(task);
       continue;
@@ -141,7 +140,7 @@ function writeElements(root: Task, out: string[]): void {
     }
     out.push(`<${name}${attributes}>`);
     tasks.push(`</${name}>`);
-    for (let i = children.length - 1; i >= 0; i--) tasks.push(children[i]!);
+    for (const child of children.toReversed()) tasks.push(child);
   }
 }
 

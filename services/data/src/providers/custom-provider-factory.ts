@@ -5,9 +5,9 @@
  * rebuilds isolates when the library code or config changes).
  */
 import { LRUCache } from "lru-cache";
-import type { DataConfig } from "../../../../shared/config.ts";
+import type { DataConfig } from "../../../../shared/config/config.ts";
 import type { Logger } from "../../../../shared/logger.ts";
-import { type ProjectModel, programKey } from "../domain/project-model.ts";
+import { type ProjectModel, programKey } from "../domain/model/project-model.ts";
 import {
   FairShare,
   FairSharePool,

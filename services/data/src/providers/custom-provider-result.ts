@@ -1,10 +1,12 @@
 /**
  * Turns what a custom provider's JavaScript answered into the fixed verdict
- * types of provider.ts. Provider answers are untrusted: anything malformed is
- * a failed login with the reason logged, never an exception.
+ * types of provider.ts. Provider answers are untrusted: each is parsed with its
+ * schema below, and anything malformed is a failed login with the reasons
+ * logged, never an exception.
  */
+import { z } from "zod";
 import { GENERIC_LOGIN_FAILURE } from "../../../../shared/contracts/internal-api.ts";
-import { isPlainObject } from "../domain/column-values.ts";
+import { isPlainObject } from "../domain/model/column-values.ts";
 import type { ChangePasswordResult, LoginField, LoginInfo, ProviderVerdict } from "./provider.ts";
 
 /** The message of a failed login when the provider's own text is not shown. */
@@ -15,12 +17,49 @@ const MAX_GLOBALS_BYTES = 64 * 1024;
 const MAX_USER_INFO_BYTES = 64 * 1024;
 const MAX_USER_IDENTIFIER = 1024;
 const MAX_MESSAGE = 500;
-const CHANGE_RESULTS = new Set<ChangePasswordResult>(["success", "failure", "notSupported"]);
 const DEFAULT_CHANGE_MESSAGES: Record<ChangePasswordResult, string> = {
   success: "The password was changed",
   failure: "The password could not be changed",
   notSupported: "This authentication provider does not support password changes",
 };
+
+const LIFETIME_PROBLEM = "keyLifetimeSeconds is not a number of seconds between 1 and 366 days";
+
+/** A JSON object, kept as it is (not copied: a copy could give `__proto__` a meaning). */
+const jsonObject = (error: string) => z.custom<Record<string, unknown>>(isPlainObject, { error });
+
+/**
+ * What `authenticate` answers when it does not refuse the login (docs/authentication.md).
+ * A null counts as absent; each part's message is the note logged when it is wrong.
+ */
+const grantSchema = z.object({
+  /** Roles the project does not define are dropped. */
+  roleNames: z.array(z.string({ error: "roleNames contains something other than strings" }), {
+    error: "roleNames is missing or not an array",
+  }),
+  /** A string (a number is accepted); default: the login's username. */
+  userIdentifier: z
+    .union([z.string(), z.number().transform(String)], { error: "userIdentifier is not a string" })
+    .nullish(),
+  /** A date (ISO text) or a timestamp: see expirationMillis. */
+  keyExpiration: z
+    .union([z.number(), z.string()], { error: "keyExpiration is not a date or a timestamp" })
+    .nullish(),
+  keyLifetimeSeconds: z
+    .number({ error: LIFETIME_PROBLEM })
+    .min(1, LIFETIME_PROBLEM)
+    .max(MAX_KEY_LIFETIME_SECONDS, LIFETIME_PROBLEM)
+    .nullish(),
+  /** Becomes the key's globals. */
+  userData: jsonObject("userData is not an object")
+    .refine((v) => jsonSize(v) <= MAX_GLOBALS_BYTES, "userData is larger than 64 KiB")
+    .nullish(),
+  userInfo: jsonObject("userInfo is not an object")
+    .refine((v) => jsonSize(v) <= MAX_USER_INFO_BYTES, "userInfo is larger than 64 KiB")
+    .nullish(),
+});
+
+const changeResultSchema = z.enum(["success", "failure", "notSupported"]);
 
 export interface MappingContext {
   /** Roles the project defines; others are dropped. */
@@ -90,27 +129,18 @@ export function mapAuthenticateResult(raw: unknown, ctx: MappingContext): Mapped
     return fail(message, ["the provider refused the login"], false);
   }
 
-  // roleNames: an array of strings; roles the project does not define are dropped.
-  if (!Array.isArray(raw.roleNames)) return fail(generic, ["roleNames is missing or not an array"], true);
-  if (!raw.roleNames.every((r) => typeof r === "string")) {
-    return fail(generic, ["roleNames contains something other than strings"], true);
-  }
-  const asked = [...new Set(raw.roleNames as string[])];
+  const parsed = grantSchema.safeParse(raw);
+  if (!parsed.success) return fail(generic, [...new Set(parsed.error.issues.map((i) => i.message))], true);
+  const grant = parsed.data;
+
+  const asked = [...new Set(grant.roleNames)];
   const roles = asked.filter((r) => ctx.projectRoles.has(r));
   const unknown = asked.filter((r) => !ctx.projectRoles.has(r));
   if (unknown.length > 0)
     notes.push(`dropped roles the project does not define: ${unknown.map((r) => clip(r, 100)).join(", ")}`);
 
-  // userIdentifier: a string (a number is accepted); default: the login's username.
-  let userIdentifier: string | undefined;
-  if (typeof raw.userIdentifier === "string") userIdentifier = raw.userIdentifier;
-  else if (typeof raw.userIdentifier === "number" && Number.isFinite(raw.userIdentifier)) {
-    userIdentifier = String(raw.userIdentifier);
-  } else if (raw.userIdentifier === undefined || raw.userIdentifier === null) {
-    if (typeof ctx.payload.username === "string") userIdentifier = ctx.payload.username;
-  } else {
-    return fail(generic, ["userIdentifier is not a string"], true);
-  }
+  const userIdentifier =
+    grant.userIdentifier ?? (typeof ctx.payload.username === "string" ? ctx.payload.username : undefined);
   if (userIdentifier === undefined || userIdentifier.trim() === "") {
     return fail(generic, ["no userIdentifier, and the login has no username to default to"], true);
   }
@@ -118,8 +148,8 @@ export function mapAuthenticateResult(raw: unknown, ctx: MappingContext): Mapped
 
   // Expiry: keyExpiration (absolute) and/or keyLifetimeSeconds; keyExpiration wins downstream.
   let keyExpiration: number | undefined;
-  if (raw.keyExpiration !== undefined && raw.keyExpiration !== null) {
-    keyExpiration = expirationMillis(raw.keyExpiration);
+  if (grant.keyExpiration !== undefined && grant.keyExpiration !== null) {
+    keyExpiration = expirationMillis(grant.keyExpiration);
     if (keyExpiration === undefined)
       return fail(generic, ["keyExpiration is not a date or a timestamp"], true);
     if (keyExpiration <= ctx.now) return fail(generic, ["keyExpiration is in the past"], true);
@@ -127,30 +157,10 @@ export function mapAuthenticateResult(raw: unknown, ctx: MappingContext): Mapped
       return fail(generic, ["keyExpiration is more than 366 days away"], true);
     }
   }
-  let keyLifetimeSeconds: number | undefined;
-  if (raw.keyLifetimeSeconds !== undefined && raw.keyLifetimeSeconds !== null) {
-    const s = raw.keyLifetimeSeconds;
-    if (typeof s !== "number" || !Number.isFinite(s) || s < 1 || s > MAX_KEY_LIFETIME_SECONDS) {
-      return fail(generic, ["keyLifetimeSeconds is not a number of seconds between 1 and 366 days"], true);
-    }
-    keyLifetimeSeconds = Math.floor(s);
-  }
-
-  // userData -> globals; userInfo passed through.
-  let globals: Record<string, unknown> = {};
-  if (raw.userData !== undefined && raw.userData !== null) {
-    if (!isPlainObject(raw.userData)) return fail(generic, ["userData is not an object"], true);
-    if (jsonSize(raw.userData) > MAX_GLOBALS_BYTES)
-      return fail(generic, ["userData is larger than 64 KiB"], true);
-    globals = raw.userData;
-  }
-  let userInfo: Record<string, unknown> | undefined;
-  if (raw.userInfo !== undefined && raw.userInfo !== null) {
-    if (!isPlainObject(raw.userInfo)) return fail(generic, ["userInfo is not an object"], true);
-    if (jsonSize(raw.userInfo) > MAX_USER_INFO_BYTES)
-      return fail(generic, ["userInfo is larger than 64 KiB"], true);
-    userInfo = raw.userInfo;
-  }
+  const keyLifetimeSeconds =
+    grant.keyLifetimeSeconds == null ? undefined : Math.floor(grant.keyLifetimeSeconds);
+  const globals = grant.userData ?? {};
+  const userInfo = grant.userInfo ?? undefined;
 
   const verdict: ProviderVerdict = { ok: true, userIdentifier, roles, globals };
   if (keyExpiration !== undefined) verdict.keyExpiration = keyExpiration;
@@ -162,8 +172,9 @@ export function mapAuthenticateResult(raw: unknown, ctx: MappingContext): Mapped
     let message: string | undefined;
     const r = raw.changePasswordResult;
     if (r !== undefined && r !== null) {
-      if (typeof r === "string" && CHANGE_RESULTS.has(r as ChangePasswordResult)) {
-        result = r as ChangePasswordResult;
+      const known = changeResultSchema.safeParse(r);
+      if (known.success) {
+        result = known.data;
       } else {
         result = "failure";
         message = "The authentication provider gave an unrecognised password change result";
@@ -192,37 +203,56 @@ export const DEFAULT_LOGIN_INFO: LoginInfo = {
   links: [],
 };
 
+const NAMELESS_FIELD = "getLoginInfo: every field needs a name";
+const LINK_WITHOUT_HREF = "getLoginInfo: every link needs an href";
+
+/** One field of getLoginInfo's form: a name it must have; a part of another type is left to its default. */
+const loginFieldSchema = z.object(
+  {
+    name: z.string({ error: NAMELESS_FIELD }).min(1, NAMELESS_FIELD),
+    display: z.string().optional().catch(undefined),
+    type: z.string().optional().catch(undefined),
+    description: z.string().optional().catch(undefined),
+    length: z.number().positive().optional().catch(undefined),
+  },
+  { error: NAMELESS_FIELD },
+);
+const loginLinkSchema = z.object(
+  { href: z.string({ error: LINK_WITHOUT_HREF }), display: z.string().optional().catch(undefined) },
+  { error: LINK_WITHOUT_HREF },
+);
+
+/** getLoginInfo's answer: its fields (at most 50), and its links (the first 50 are read). */
+const loginInfoSchema = z.object({
+  fields: z
+    .array(z.unknown(), { error: "getLoginInfo: fields is not an array" })
+    .max(50, "getLoginInfo: more than 50 fields")
+    .pipe(z.array(loginFieldSchema)),
+  links: z
+    .array(z.unknown(), { error: "getLoginInfo: links is not an array" })
+    .transform((links) => links.slice(0, 50))
+    .pipe(z.array(loginLinkSchema))
+    .nullish(),
+});
+
 /** Validates getLoginInfo's answer; returns the reason when it is unusable. */
 export function mapLoginInfo(raw: unknown): { info: LoginInfo } | { problem: string } {
   if (!isPlainObject(raw)) return { problem: "getLoginInfo did not return an object" };
-  if (!Array.isArray(raw.fields)) return { problem: "getLoginInfo: fields is not an array" };
-  if (raw.fields.length > 50) return { problem: "getLoginInfo: more than 50 fields" };
-  const fields: LoginField[] = [];
-  for (const f of raw.fields) {
-    if (!isPlainObject(f) || typeof f.name !== "string" || f.name === "") {
-      return { problem: "getLoginInfo: every field needs a name" };
-    }
+  const parsed = loginInfoSchema.safeParse(raw);
+  if (!parsed.success) return { problem: parsed.error.issues[0]?.message ?? "getLoginInfo: unusable" };
+  const fields = parsed.data.fields.map((f) => {
     const field: LoginField = {
       name: clip(f.name, 100),
-      display: typeof f.display === "string" ? clip(f.display, 200) : f.name,
-      type: typeof f.type === "string" ? clip(f.type, 40) : "text",
+      display: f.display === undefined ? f.name : clip(f.display, 200),
+      type: f.type === undefined ? "text" : clip(f.type, 40),
     };
-    if (typeof f.description === "string") field.description = clip(f.description, 1000);
-    if (typeof f.length === "number" && Number.isFinite(f.length) && f.length > 0)
-      field.length = Math.floor(f.length);
-    fields.push(field);
-  }
-  const links: LoginInfo["links"] = [];
-  if (raw.links !== undefined && raw.links !== null) {
-    if (!Array.isArray(raw.links)) return { problem: "getLoginInfo: links is not an array" };
-    for (const l of raw.links.slice(0, 50)) {
-      if (!isPlainObject(l) || typeof l.href !== "string")
-        return { problem: "getLoginInfo: every link needs an href" };
-      links.push({
-        display: typeof l.display === "string" ? clip(l.display, 200) : l.href,
-        href: clip(l.href, 2000),
-      });
-    }
-  }
+    if (f.description !== undefined) field.description = clip(f.description, 1000);
+    if (f.length !== undefined) field.length = Math.floor(f.length);
+    return field;
+  });
+  const links = (parsed.data.links ?? []).map((l) => ({
+    display: l.display === undefined ? l.href : clip(l.display, 200),
+    href: clip(l.href, 2000),
+  }));
   return { info: { fields, links } };
 }

@@ -22,7 +22,7 @@
  */
 import { errors } from "../../../../shared/errors.ts";
 import { fingerprint } from "../../../../shared/loggable-error.ts";
-import { isPlainObject } from "../domain/column-values.ts";
+import { isPlainObject } from "../domain/model/column-values.ts";
 import { createFetchJson, type FetchJsonOptions } from "../sandbox/fetch.ts";
 import {
   SandboxError,

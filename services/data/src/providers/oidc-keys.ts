@@ -12,8 +12,8 @@
  * that tokens with made-up key ids cannot make Tessera hammer the issuer.
  */
 import { createLocalJWKSet, type JSONWebKeySet, type JWTVerifyGetKey } from "jose";
-import { isPlainObject } from "../domain/column-values.ts";
-import { oidcUrlProblem } from "../domain/project-definition.ts";
+import { oidcUrlProblem } from "../domain/definition/project-definition.ts";
+import { isPlainObject } from "../domain/model/column-values.ts";
 import { createFetchJson, type FetchJsonResponse } from "../sandbox/fetch.ts";
 import type { SandboxLogger } from "../sandbox/index.ts";
 

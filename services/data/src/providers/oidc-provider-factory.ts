@@ -4,8 +4,8 @@
  * (oidc-keys.ts). A new revision (a changed issuer, say) starts afresh.
  */
 import { LRUCache } from "lru-cache";
-import { DEFAULT_KEY_LIFETIME_SECONDS } from "../domain/project-definition.ts";
-import type { ProjectModel } from "../domain/project-model.ts";
+import { DEFAULT_KEY_LIFETIME_SECONDS } from "../domain/definition/project-definition.ts";
+import type { ProjectModel } from "../domain/model/project-model.ts";
 import type { SandboxLogger } from "../sandbox/index.ts";
 import { createOidcKeys, type OidcKeysOptions } from "./oidc-keys.ts";
 import { createOidcProvider } from "./oidc-provider.ts";

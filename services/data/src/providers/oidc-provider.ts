@@ -13,8 +13,8 @@
 import { type JWTPayload, errors as joseErrors, jwtVerify } from "jose";
 import { GENERIC_LOGIN_FAILURE } from "../../../../shared/contracts/internal-api.ts";
 import { errors } from "../../../../shared/errors.ts";
-import { isPlainObject } from "../domain/column-values.ts";
-import type { OidcDefinition } from "../domain/project-definition.ts";
+import type { OidcDefinition } from "../domain/definition/project-definition.ts";
+import { isPlainObject } from "../domain/model/column-values.ts";
 import type { SandboxLogger } from "../sandbox/index.ts";
 import { IssuerUnavailableError, type KeySet, type OidcKeys } from "./oidc-keys.ts";
 import type { AuthProvider, LoginInfo, ProviderVerdict } from "./provider.ts";
@@ -63,15 +63,18 @@ export function rolesOf(
   const value = claimAt(claims, settings.rolesClaim);
   const named = (Array.isArray(value) ? value : [value]).filter((v): v is string => typeof v === "string");
   const roleMap = settings.roleMap;
-  const granted = roleMap ? named.flatMap((v) => (Object.hasOwn(roleMap, v) ? roleMap[v]! : [])) : named;
+  const granted = roleMap
+    ? named.flatMap((v) => (Object.hasOwn(roleMap, v) ? (roleMap[v] ?? []) : []))
+    : named;
   return [...new Set(granted)].filter((r) => projectRoles.has(r));
 }
 
 /** The token a login body carries: exactly one of id_token and access_token, a text of sane length. */
 function tokenOf(payload: Record<string, unknown>): string | undefined {
   const given = TOKEN_FIELDS.filter((f) => payload[f] !== undefined && payload[f] !== null);
-  if (given.length !== 1) return undefined;
-  const token = payload[given[0]!];
+  const [field] = given;
+  if (field === undefined || given.length !== 1) return undefined;
+  const token = payload[field];
   return typeof token === "string" && token.length <= MAX_TOKEN_LENGTH ? token : undefined;
 }
 

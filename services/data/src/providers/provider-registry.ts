@@ -5,7 +5,7 @@
  */
 
 import type { PasswordHasher } from "../credentials/passwords.ts";
-import type { ProjectModel } from "../domain/project-model.ts";
+import type { ProjectModel } from "../domain/model/project-model.ts";
 import type { UserStore } from "../store/user-store.ts";
 import { createBuiltinProvider } from "./builtin-provider.ts";
 import type { AuthProvider } from "./provider.ts";

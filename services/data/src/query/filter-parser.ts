@@ -14,6 +14,7 @@
 import type { AttrRef, CompareOp, FilterNode, Literal, StringLiteral } from "./ast.ts";
 import { LIMITS } from "./input-limits.ts";
 import { badQuery, type QueryLabel } from "./query-error.ts";
+import { TokenCursor } from "./token-cursor.ts";
 import { describe, type Keyword, type Token, tokenize } from "./tokenizer.ts";
 
 /** Parses filter text into an AST; throws errors.badFilter (400/4002) with a position. */
@@ -30,23 +31,20 @@ export function parseFilter(text: string, label: QueryLabel = "filter"): FilterN
 }
 
 class FilterParser {
-  private readonly tokens: Token[];
+  private readonly tokens: TokenCursor<Token>;
   private readonly label: QueryLabel;
-  private index = 0;
 
   constructor(tokens: Token[], label: QueryLabel) {
-    this.tokens = tokens;
+    this.tokens = new TokenCursor(tokens);
     this.label = label;
   }
 
   peek(): Token {
-    return this.tokens[this.index];
+    return this.tokens.peek();
   }
 
   private next(): Token {
-    const token = this.tokens[this.index];
-    if (token.kind !== "eof") this.index++;
-    return token;
+    return this.tokens.next();
   }
 
   private isKeyword(word: Keyword): boolean {
@@ -65,7 +63,8 @@ class FilterParser {
       this.next();
       items.push(this.term(depth));
     }
-    return items.length === 1 ? items[0] : { type: "or", items, pos };
+    const [first] = items;
+    return first && items.length === 1 ? first : { type: "or", items, pos };
   }
 
   private term(depth: number): FilterNode {
@@ -75,7 +74,8 @@ class FilterParser {
       this.next();
       items.push(this.factor(depth));
     }
-    return items.length === 1 ? items[0] : { type: "and", items, pos };
+    const [first] = items;
+    return first && items.length === 1 ? first : { type: "and", items, pos };
   }
 
   private factor(depth: number): FilterNode {

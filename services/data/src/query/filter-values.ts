@@ -178,17 +178,17 @@ function datetimeValue(value: Exclude<Scalar, null>): Date | undefined {
   if (value.type !== "string") return undefined;
   const m = DATETIME_TEXT.exec(value.value);
   if (!m) return undefined;
-  const [year, month, day, hour, minute, second] = [m[1], m[2], m[3], m[4], m[5], m[6]].map((x) =>
-    Number(x ?? 0),
-  );
+  const part = (group: number) => Number(m[group] ?? 0);
   const millis = Number((m[7] ?? "").padEnd(3, "0").slice(0, 3));
-  const local = utcMillis(year, month, day, hour, minute, second, millis);
+  const local = utcMillis(part(1), part(2), part(3), part(4), part(5), part(6), millis);
   if (local === undefined) return undefined;
   let offset = 0;
   const zone = m[8];
   if (zone && zone.toUpperCase() !== "Z") {
     const sign = zone[0] === "-" ? -1 : 1;
-    const [zh, zm] = zone.slice(1).split(":").map(Number);
+    // `±HH:MM`, as DATETIME_TEXT matched it.
+    const zh = Number(zone.slice(1, 3));
+    const zm = Number(zone.slice(4, 6));
     if (zh > 23 || zm > 59) return undefined;
     offset = sign * (zh * 60 + zm) * 60_000;
   }

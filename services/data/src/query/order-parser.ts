@@ -7,15 +7,15 @@
 import type { OrderItem } from "./ast.ts";
 import { LIMITS } from "./input-limits.ts";
 import { badQuery, type QueryLabel } from "./query-error.ts";
+import { TokenCursor } from "./token-cursor.ts";
 import { describe, tokenize } from "./tokenizer.ts";
 
 export function parseOrder(text: string, label: QueryLabel = "order"): OrderItem[] {
-  const tokens = tokenize(text, label);
-  if (tokens[0].kind === "eof") throw badQuery(label, undefined, "the ordering is empty");
+  const tokens = new TokenCursor(tokenize(text, label));
+  if (tokens.peek().kind === "eof") throw badQuery(label, undefined, "the ordering is empty");
   const items: OrderItem[] = [];
-  let i = 0;
   for (;;) {
-    const nameToken = tokens[i++];
+    const nameToken = tokens.next();
     let name: string;
     if (nameToken.kind === "name") name = nameToken.name;
     else if (nameToken.kind === "keyword") name = nameToken.word;
@@ -25,10 +25,10 @@ export function parseOrder(text: string, label: QueryLabel = "order"): OrderItem
     }
     const item: OrderItem = { attr: { name, pos: nameToken.pos }, direction: "asc", source: label };
     items.push(item);
-    let next = tokens[i++];
+    let next = tokens.next();
     if (next.kind === "name" && !next.quoted && /^(asc|desc)$/i.test(next.name)) {
       item.direction = next.name.toLowerCase() as "asc" | "desc";
-      next = tokens[i++];
+      next = tokens.next();
     }
     if (next.kind === "eof") return items;
     if (next.kind !== ",") {

@@ -3,8 +3,8 @@ import type { AttributeInfo, AttrRef, QuerySchema } from "./ast.ts";
 import { badQuery, type QueryLabel, show } from "./query-error.ts";
 
 export function resolveAttribute(schema: QuerySchema, attr: AttrRef, label: QueryLabel): AttributeInfo {
-  if (Object.hasOwn(schema, attr.name)) {
-    const info = schema[attr.name];
+  const info = Object.hasOwn(schema, attr.name) ? schema[attr.name] : undefined;
+  if (info) {
     checkField(info.field);
     return info;
   }

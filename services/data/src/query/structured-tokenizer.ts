@@ -29,7 +29,7 @@ export function tokenizeStructured(text: string, label: QueryLabel): SToken[] {
   const tokens: SToken[] = [];
   let i = 0;
   while (i < text.length) {
-    const c = text[i];
+    const c = text.charAt(i);
     const start = i;
     if (c === " " || c === "\t" || c === "\n" || c === "\r") {
       i++;
@@ -44,7 +44,7 @@ export function tokenizeStructured(text: string, label: QueryLabel): SToken[] {
       const num = matchNumber(text, i);
       if (num === undefined) throw badQuery(label, start, `unexpected ${show(c)}`);
       const end = i + num.length;
-      if (end < text.length && /[A-Za-z0-9_.]/.test(text[end])) {
+      if (end < text.length && /[A-Za-z0-9_.]/.test(text.charAt(end))) {
         throw badQuery(label, start, `malformed number ${show(text.slice(start, end + 1))}`);
       }
       tokens.push({ kind: "number", value: numberValue(num, start, label), text: num, pos: start });
@@ -73,7 +73,7 @@ function scanJsString(text: string, start: number, label: QueryLabel): { value: 
   let value = "";
   let i = start + 1;
   while (i < text.length) {
-    const c = text[i];
+    const c = text.charAt(i);
     if (c === quote) {
       if (!value.isWellFormed())
         throw badQuery(label, start, "string contains invalid Unicode (a lone surrogate)");

@@ -14,6 +14,7 @@ import type { AttrRef, CompareOp, FilterNode, Literal } from "./ast.ts";
 import { LIMITS } from "./input-limits.ts";
 import { badQuery, type QueryLabel, show } from "./query-error.ts";
 import { describeS, type SToken, tokenizeStructured } from "./structured-tokenizer.ts";
+import { TokenCursor } from "./token-cursor.ts";
 
 const OPS = {
   equal: "=",
@@ -31,16 +32,15 @@ type OpName = keyof typeof OPS;
 const OP_WORD = /^(equal|notequal|less|lessequal|greater|greaterequal|like|notlike)(_or|_uc|_uc_or)?$/;
 
 export function parseSysfilter(text: string, label: QueryLabel = "sysfilter"): FilterNode {
-  const tokens = tokenizeStructured(text, label);
-  let i = 0;
+  const tokens = new TokenCursor(tokenizeStructured(text, label));
   const expect = (kind: SToken["kind"], what: string): SToken => {
-    const token = tokens[i];
+    const token = tokens.peek();
     if (token.kind !== kind) throw badQuery(label, token.pos, `expected ${what}, found ${describeS(token)}`);
-    i++;
+    tokens.next();
     return token;
   };
 
-  const opToken = tokens[i++];
+  const opToken = tokens.next();
   if (opToken.kind === "eof") throw badQuery(label, undefined, "the expression is empty");
   if (opToken.kind !== "name") {
     throw badQuery(
@@ -66,7 +66,7 @@ export function parseSysfilter(text: string, label: QueryLabel = "sysfilter"): F
   expect("(", `'(' after ${opToken.name}`);
   const items: FilterNode[] = [];
   for (;;) {
-    const attrToken = tokens[i++];
+    const attrToken = tokens.next();
     if (attrToken.kind !== "name" && attrToken.kind !== "string") {
       throw badQuery(label, attrToken.pos, `expected an attribute name, found ${describeS(attrToken)}`);
     }
@@ -75,17 +75,18 @@ export function parseSysfilter(text: string, label: QueryLabel = "sysfilter"): F
       pos: attrToken.pos,
     };
     expect(":", `':' after attribute ${show(attr.name)}`);
-    const value = literal(tokens[i++], label);
+    const value = literal(tokens.next(), label);
     items.push(expression(op, upper, attr, value, label));
     if (items.length > LIMITS.maxInList) {
       throw badQuery(label, attrToken.pos, `more than ${LIMITS.maxInList} expressions`);
     }
-    const sep = tokens[i++];
+    const sep = tokens.next();
     if (sep.kind === ")") break;
     if (sep.kind !== ",") throw badQuery(label, sep.pos, `expected ',' or ')', found ${describeS(sep)}`);
   }
   expect("eof", "the end after ')' (repeat the sysfilter parameter to combine calls)");
-  const root: FilterNode = items.length === 1 ? items[0] : { type: combine, items, pos: opToken.pos };
+  const [first] = items;
+  const root: FilterNode = first && items.length === 1 ? first : { type: combine, items, pos: opToken.pos };
   return { ...root, source: label };
 }
 

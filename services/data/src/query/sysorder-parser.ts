@@ -10,6 +10,7 @@ import type { OrderItem } from "./ast.ts";
 import { LIMITS } from "./input-limits.ts";
 import { badQuery, type QueryLabel, show } from "./query-error.ts";
 import { describeS, tokenizeStructured } from "./structured-tokenizer.ts";
+import { TokenCursor } from "./token-cursor.ts";
 
 const MODIFIERS: Record<string, Omit<OrderItem, "attr">> = {
   asc: { direction: "asc" },
@@ -23,14 +24,13 @@ const MODIFIERS: Record<string, Omit<OrderItem, "attr">> = {
 };
 
 export function parseSysorder(text: string, label: QueryLabel = "sysorder"): OrderItem[] {
-  const tokens = tokenizeStructured(text, label);
-  if (tokens[0].kind === "eof") throw badQuery(label, undefined, "the ordering is empty");
-  let i = 0;
-  const parenthesised = tokens[0].kind === "(";
-  if (parenthesised) i++;
+  const tokens = new TokenCursor(tokenizeStructured(text, label));
+  if (tokens.peek().kind === "eof") throw badQuery(label, undefined, "the ordering is empty");
+  const parenthesised = tokens.peek().kind === "(";
+  if (parenthesised) tokens.next();
   const items: OrderItem[] = [];
   for (;;) {
-    const nameToken = tokens[i++];
+    const nameToken = tokens.next();
     if (nameToken.kind !== "name" && nameToken.kind !== "string") {
       throw badQuery(label, nameToken.pos, `expected an attribute name, found ${describeS(nameToken)}`);
     }
@@ -39,9 +39,9 @@ export function parseSysorder(text: string, label: QueryLabel = "sysorder"): Ord
     }
     const name = nameToken.kind === "name" ? nameToken.name : nameToken.value;
     let item: OrderItem = { attr: { name, pos: nameToken.pos }, direction: "asc", source: label };
-    let next = tokens[i++];
+    let next = tokens.next();
     if (next.kind === ":") {
-      const mod = tokens[i++];
+      const mod = tokens.next();
       const key = mod.kind === "name" ? mod.name.toLowerCase() : "";
       const known = Object.hasOwn(MODIFIERS, key) ? MODIFIERS[key] : undefined;
       if (!known) {
@@ -49,13 +49,13 @@ export function parseSysorder(text: string, label: QueryLabel = "sysorder"): Ord
         throw badQuery(label, mod.pos, `${found}; expected one of ${Object.keys(MODIFIERS).join(", ")}`);
       }
       item = { ...item, ...known };
-      next = tokens[i++];
+      next = tokens.next();
     }
     items.push(item);
     if (next.kind === ",") continue;
     if (parenthesised) {
       if (next.kind !== ")") throw badQuery(label, next.pos, `expected ',' or ')', found ${describeS(next)}`);
-      next = tokens[i++];
+      next = tokens.next();
     }
     if (next.kind !== "eof") throw badQuery(label, next.pos, `expected the end, found ${describeS(next)}`);
     return items;

@@ -72,7 +72,7 @@ export function tokenize(text: string, label: QueryLabel): Token[] {
   const tokens: Token[] = [];
   let i = 0;
   while (i < text.length) {
-    const c = text[i];
+    const c = text.charAt(i);
     if (WHITESPACE.has(c)) {
       i++;
       continue;
@@ -91,8 +91,9 @@ export function tokenize(text: string, label: QueryLabel): Token[] {
       tokens.push({ kind: "name", name: value, quoted: true, pos: start, end });
       i = end;
     } else if (c === "@") {
-      tokens.push(scanGlobal(text, start, label));
-      i = tokens[tokens.length - 1].end;
+      const global = scanGlobal(text, start, label);
+      tokens.push(global);
+      i = global.end;
     } else if (c === "=" || c === "<" || c === ">" || c === "!") {
       const two = text.slice(i, i + 2);
       let op: OpText;
@@ -105,7 +106,7 @@ export function tokenize(text: string, label: QueryLabel): Token[] {
       const num = matchNumber(text, i);
       if (num === undefined) throw badQuery(label, start, `unexpected ${show(c)}`);
       const end = i + num.length;
-      if (end < text.length && IDENT_CHAR.test(text[end])) {
+      if (end < text.length && IDENT_CHAR.test(text.charAt(end))) {
         throw badQuery(label, start, `malformed number ${show(text.slice(start, end + 1))}`);
       }
       tokens.push({ kind: "number", value: numberValue(num, start, label), text: num, pos: start, end });

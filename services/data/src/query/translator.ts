@@ -211,7 +211,8 @@ function and(parts: Q[]): Q {
     if (isOnly(part, "$and")) items.push(...(part.$and as MongoQuery[]));
     else items.push(part);
   }
-  return items.length === 1 ? items[0] : { $and: items };
+  const [first] = items;
+  return first && items.length === 1 ? first : { $and: items };
 }
 
 /** Disjunction; parts that match nothing drop out; null if all do. Flattens nested $or. */
@@ -222,8 +223,9 @@ function or(parts: Q[]): Q {
     if (isOnly(part, "$or")) items.push(...(part.$or as MongoQuery[]));
     else items.push(part);
   }
-  if (items.length === 0) return null;
-  return items.length === 1 ? items[0] : { $or: items };
+  const [first] = items;
+  if (!first) return null;
+  return items.length === 1 ? first : { $or: items };
 }
 
 function isOnly(query: MongoQuery, key: "$and" | "$or"): boolean {

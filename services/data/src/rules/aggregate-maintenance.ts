@@ -13,22 +13,29 @@
  * sandbox call of their own. Aggregates never re-read all children except
  * for a min/max rescan.
  */
-import type { TableModel } from "../domain/project-model.ts";
-import { childrenQuery } from "../domain/query-builder.ts";
-import type { CompiledRule, TableLogic } from "../domain/rule-model.ts";
-import { newChecksum, parentIdOf } from "../domain/write-plan.ts";
+import type { TableModel } from "../domain/model/project-model.ts";
+import type { AggregateRule, TableLogic } from "../domain/model/rule-model.ts";
+import { childrenQuery } from "../domain/read/query-builder.ts";
+import { newChecksum, parentIdOf } from "../domain/write/write-plan.ts";
 import type { RowDocument, RowId } from "../store/tenant-rows.ts";
 import { adjustedAggregate, better, type Contribution, contributionOf } from "./aggregate-values.ts";
 import { toRuleRow } from "./parent-rows.ts";
-import type { PassTask, TaskResult, WhereTask } from "./program.ts";
+import type { PassTask, WhereResult, WhereTask } from "./program.ts";
 import { sameValue } from "./row-diff.ts";
 import type { RuleCalls } from "./rule-calls.ts";
 import { type RunState, resourceVia } from "./run-state.ts";
 import { type PreparedPass, type TrackedRow, trackedRowKey } from "./tracked-rows.ts";
 
+/** A contribution the parent's aggregate counts: the row has a parent, and its `where` did not fail. */
+type Counted = Contribution & { parent: RowId };
+
+function counts(contribution: Contribution | null): contribution is Counted {
+  return contribution !== null && contribution.parent !== null && contribution.qualified !== false;
+}
+
 /** A `where` answer the next wave will need: `rule`'s qualification of `doc`. */
 export interface PrefetchedWhere {
-  rule: CompiledRule;
+  rule: AggregateRule;
   doc: RowDocument;
 }
 
@@ -59,9 +66,11 @@ export class AggregateMaintenance {
     const wheres: PassTask["wheres"] = [];
     for (const aggregate of tracked.logic.feeds) {
       if (aggregate.whereFn === undefined) continue;
-      const inputs = [aggregate.of, ...aggregate.rel!.childColumns, ...aggregate.deps].filter(
-        (column): column is string => !!column,
-      );
+      const inputs = [
+        ...(aggregate.of ? [aggregate.of] : []),
+        ...aggregate.rel.childColumns,
+        ...aggregate.deps,
+      ];
       if (!(rowLogic || deleted || insertPass || inputs.some(isDirty))) continue;
       const previous = this.#contribution(tracked, aggregate);
       if (previous && previous.qualified === undefined)
@@ -117,15 +126,27 @@ export class AggregateMaintenance {
   }
 
   /** A sandbox task asking `rule`'s `where` of child rows. */
-  #whereTask(rule: CompiledRule, docs: RowDocument[]): WhereTask {
-    const child = this.#state.tables.get(rule.rel!.childTable)!.table;
+  #whereTask(rule: AggregateRule, docs: RowDocument[]): WhereTask {
+    const child = this.#state.logicOf(rule.rel.childTable).table;
     return { t: "where", rule: rule.index, rows: docs.map((doc) => toRuleRow(child, doc)) };
   }
 
   /** Caches the answers of `whereTasks(prefetched)`, in the same order. */
-  rememberWheres(prefetched: PrefetchedWhere[], results: TaskResult[]): void {
+  rememberWheres(prefetched: PrefetchedWhere[], results: WhereResult[]): void {
     prefetched.forEach(({ rule, doc }, position) => {
-      this.#whereCache.set(this.#whereKey(rule, doc), results[position]!.values[0]!);
+      this.#remember(rule, [doc], results[position]);
+    });
+  }
+
+  /** Caches a where task's answer about `docs` (one value per row, in order). */
+  #remember(rule: AggregateRule, docs: RowDocument[], result: WhereResult | undefined): void {
+    if (result?.values.length !== docs.length)
+      throw new Error(
+        `The rule program answered the 'where' of rule ${rule.index} for other rows than asked`,
+      );
+    docs.forEach((doc, position) => {
+      const qualified = result.values[position];
+      if (qualified !== undefined) this.#whereCache.set(this.#whereKey(rule, doc), qualified);
     });
   }
 
@@ -135,7 +156,7 @@ export class AggregateMaintenance {
    */
   async contribute(
     tracked: TrackedRow,
-    rule: CompiledRule,
+    rule: AggregateRule,
     next: RowDocument | null,
     qualifiedNew: boolean | undefined,
     qualifiedOld: boolean | undefined,
@@ -151,7 +172,7 @@ export class AggregateMaintenance {
     }
     let now: Contribution | null = null;
     if (next) {
-      now = this.#initialContribution(rule, next)!;
+      now = this.#contributionOf(rule, next);
       if (rule.whereFn !== undefined) {
         now.qualified = qualifiedNew ?? this.#cachedWhere(rule, next);
         if (
@@ -163,10 +184,8 @@ export class AggregateMaintenance {
           now.qualified = previous.qualified;
       }
     }
-    const effective = (contribution: Contribution | null) =>
-      contribution && contribution.parent !== null && contribution.qualified !== false ? contribution : null;
-    const counted = effective(previous);
-    const toCount = effective(now);
+    const counted = counts(previous) ? previous : null;
+    const toCount = counts(now) ? now : null;
     if (
       (!counted && !toCount) ||
       (counted &&
@@ -191,39 +210,43 @@ export class AggregateMaintenance {
     );
   }
 
-  #initialContribution(rule: CompiledRule, doc: RowDocument | null): Contribution | null {
-    return contributionOf(rule, this.#state.tables.get(rule.rel!.parentTable)!.table, doc);
+  #contributionOf(rule: AggregateRule, doc: RowDocument): Contribution {
+    return contributionOf(rule, this.#state.logicOf(rule.rel.parentTable).table, doc);
   }
 
   /** What the parent currently reflects of this row for `rule`. */
-  #contribution(tracked: TrackedRow, rule: CompiledRule): Contribution | null {
-    if (!tracked.appliedContributions.has(rule.index))
-      tracked.appliedContributions.set(rule.index, this.#initialContribution(rule, tracked.before));
-    return tracked.appliedContributions.get(rule.index)!;
+  #contribution(tracked: TrackedRow, rule: AggregateRule): Contribution | null {
+    const applied = tracked.appliedContributions.get(rule.index);
+    if (applied !== undefined) return applied;
+    const stored = tracked.before && this.#contributionOf(rule, tracked.before);
+    tracked.appliedContributions.set(rule.index, stored);
+    return stored;
   }
 
-  #sameInputs(rule: CompiledRule, first: RowDocument, second: RowDocument): boolean {
+  #sameInputs(rule: AggregateRule, first: RowDocument, second: RowDocument): boolean {
     return [...rule.deps].every((column) => sameValue(first[column], second[column]));
   }
 
-  #whereKey(rule: CompiledRule, doc: RowDocument): string {
+  #whereKey(rule: AggregateRule, doc: RowDocument): string {
     return `${rule.index}\u0000${JSON.stringify(doc._id)}\u0000${doc._ck}`;
   }
 
   /** The cached qualification of `doc` for `rule`, if known. */
-  #cachedWhere(rule: CompiledRule, doc: RowDocument): boolean | undefined {
+  #cachedWhere(rule: AggregateRule, doc: RowDocument): boolean | undefined {
     return rule.whereFn === undefined ? true : this.#whereCache.get(this.#whereKey(rule, doc));
   }
 
-  async #evalWhere(rule: CompiledRule, docs: RowDocument[]): Promise<boolean[]> {
+  async #evalWhere(rule: AggregateRule, docs: RowDocument[]): Promise<boolean[]> {
     const missing = docs.filter((doc) => this.#cachedWhere(rule, doc) === undefined);
     if (missing.length > 0) {
-      const [result] = await this.#calls.call([this.#whereTask(rule, missing)]);
-      missing.forEach((doc, position) => {
-        this.#whereCache.set(this.#whereKey(rule, doc), result!.values[position]!);
-      });
+      const { wheres } = await this.#calls.wave([], [this.#whereTask(rule, missing)]);
+      this.#remember(rule, missing, wheres[0]);
     }
-    return docs.map((doc) => this.#cachedWhere(rule, doc)!);
+    return docs.map((doc) => {
+      const qualified = this.#cachedWhere(rule, doc);
+      if (qualified === undefined) throw new Error(`The 'where' of rule ${rule.index} was not answered`);
+      return qualified;
+    });
   }
 
   /** The parents the wave's rows feed whose own contribution to their parents depends on a `where`. */
@@ -232,9 +255,9 @@ export class AggregateMaintenance {
     for (const pass of passes) {
       if (!pass.task || !pass.current) continue;
       for (const aggregate of pass.tracked.logic.feeds) {
-        const parentLogic = this.#state.tables.get(aggregate.rel!.parentTable)!;
+        const parentLogic = this.#state.logicOf(aggregate.rel.parentTable);
         if (!parentLogic.feeds.some((parentAggregate) => parentAggregate.whereFn !== undefined)) continue;
-        const parentId = parentIdOf(parentLogic.table, aggregate.rel!, pass.current);
+        const parentId = parentIdOf(parentLogic.table, aggregate.rel, pass.current);
         if (parentId !== null) out.push({ parentLogic, parentId });
       }
     }
@@ -243,18 +266,18 @@ export class AggregateMaintenance {
 
   /** Moves a child's contribution from `previous` to `now` in the parent(s): one row update each. */
   async #adjust(
-    rule: CompiledRule,
+    rule: AggregateRule,
     tracked: TrackedRow,
-    previous: Contribution | null,
-    now: Contribution | null,
+    previous: Counted | null,
+    now: Counted | null,
   ): Promise<void> {
-    const parentLogic = this.#state.tables.get(rule.rel!.parentTable)!;
+    const parentLogic = this.#state.logicOf(rule.rel.parentTable);
     const parentTable = parentLogic.table;
     const changes = new Map<RowId, { remove?: Contribution; add?: Contribution }>();
-    if (previous) changes.set(previous.parent!, { remove: previous });
-    if (now) changes.set(now.parent!, { ...changes.get(now.parent!), add: now });
-    const column = rule.column!;
-    const integer = parentTable.columns.get(column)!.type === "integer";
+    if (previous) changes.set(previous.parent, { remove: previous });
+    if (now) changes.set(now.parent, { ...changes.get(now.parent), add: now });
+    const column = rule.column;
+    const integer = parentTable.columns.get(column)?.type === "integer";
     for (const [parentId, change] of changes) {
       const parent = await this.#state.plan.current(parentTable, parentId);
       if (!parent) continue;
@@ -266,9 +289,9 @@ export class AggregateMaintenance {
   }
 
   /** min/max when the current extreme left: the extreme over what every child of `parent` contributes now. */
-  async #rescan(rule: CompiledRule, parent: RowDocument): Promise<unknown> {
-    const rel = rule.rel!;
-    const childLogic = this.#state.tables.get(rel.childTable)!;
+  async #rescan(rule: AggregateRule, parent: RowDocument): Promise<unknown> {
+    const rel = rule.rel;
+    const childLogic = this.#state.logicOf(rel.childTable);
     const parentId = parent._id;
     const stored = await this.#state.plan.findStored(childLogic.table, childrenQuery(rel, parent));
     const items: Contribution[] = [];
@@ -277,7 +300,7 @@ export class AggregateMaintenance {
       const key = trackedRowKey(childLogic.name, doc._id);
       visited.add(key);
       const tracked = this.#state.trackedRows.get(key);
-      const contribution = tracked ? this.#contribution(tracked, rule) : this.#initialContribution(rule, doc);
+      const contribution = tracked ? this.#contribution(tracked, rule) : this.#contributionOf(rule, doc);
       if (contribution && contribution.parent === parentId) items.push(contribution);
     }
     for (const tracked of this.#state.trackedRows.values()) {
@@ -309,9 +332,9 @@ export class AggregateMaintenance {
     column: string,
     value: unknown,
     via: TrackedRow,
-    rule: CompiledRule,
+    rule: AggregateRule,
   ): Promise<void> {
-    const resource = resourceVia(this.#state.request.version, via.resource, rule.rel!, "parent");
+    const resource = resourceVia(this.#state.request.version, via.resource, rule.rel, "parent");
     const parentTracked = this.#state.trackedRows.track(parentLogic, parent._id, resource, parent);
     this.#state.noteRule(parentTracked, rule);
     if (sameValue(parent[column] ?? null, value)) return;

@@ -3,9 +3,9 @@
  * what a child contributes to its parent's aggregate, and the arithmetic of
  * adding and comparing contributions (rules/aggregate-maintenance.ts applies them).
  */
-import type { TableModel } from "../domain/project-model.ts";
-import type { CompiledRule, TableLogic } from "../domain/rule-model.ts";
-import { parentIdOf } from "../domain/write-plan.ts";
+import type { TableModel } from "../domain/model/project-model.ts";
+import type { AggregateRule, TableLogic } from "../domain/model/rule-model.ts";
+import { parentIdOf } from "../domain/write/write-plan.ts";
 import type { RowDocument, RowId } from "../store/tenant-rows.ts";
 
 /** What a child row contributes to one aggregate of its parent, as the parent currently reflects it. */
@@ -34,24 +34,19 @@ export function better(type: string, a: unknown, b: unknown): boolean {
 }
 
 /** An aggregate over no children: 0 for sum and count, null for min and max. */
-export function initialAggregate(rule: CompiledRule): unknown {
+export function initialAggregate(rule: AggregateRule): unknown {
   return rule.type === "sum" || rule.type === "count" ? 0 : null;
 }
 
 /** The aggregate columns of a new row of the table: each over no children yet. */
 export function initialAggregates(logic: TableLogic): Record<string, unknown> {
-  return Object.fromEntries(logic.aggregates.map((rule) => [rule.column!, initialAggregate(rule)]));
+  return Object.fromEntries(logic.aggregates.map((rule) => [rule.column, initialAggregate(rule)]));
 }
 
-/** What `doc` contributes to `rule`'s parent (null: no row); its `where` is left to evaluate when the rule has one. */
-export function contributionOf(
-  rule: CompiledRule,
-  parentTable: TableModel,
-  doc: RowDocument | null,
-): Contribution | null {
-  if (!doc) return null;
+/** What `doc` contributes to `rule`'s parent; its `where` is left to evaluate when the rule has one. */
+export function contributionOf(rule: AggregateRule, parentTable: TableModel, doc: RowDocument): Contribution {
   return {
-    parent: parentIdOf(parentTable, rule.rel!, doc),
+    parent: parentIdOf(parentTable, rule.rel, doc),
     qualified: rule.whereFn === undefined ? true : undefined,
     value: rule.of ? (doc[rule.of] ?? null) : null,
     src: doc,
@@ -64,7 +59,7 @@ export function contributionOf(
  * parent's children only when the current extreme leaves.
  */
 export async function adjustedAggregate(
-  rule: CompiledRule,
+  rule: AggregateRule,
   current: unknown,
   op: { remove?: Contribution; add?: Contribution },
   integer: boolean,

@@ -3,8 +3,8 @@
  * rules of each project model compiled once into a sandbox program, and their
  * run over one request's plan (logic-run.ts).
  */
-import { type ProjectModel, programKey } from "../domain/project-model.ts";
-import type { WritePlan } from "../domain/write-plan.ts";
+import { type ProjectModel, programKey } from "../domain/model/project-model.ts";
+import type { WritePlan } from "../domain/write/write-plan.ts";
 import { LogicRun } from "./logic-run.ts";
 import { programSource } from "./program.ts";
 import { ruleProgramSources } from "./rule-libraries.ts";

@@ -3,9 +3,9 @@
  * write's plan before it is committed. The data service wires `planExtension`
  * into the writer. Definitions whose rules do not parse, read unknown
  * attributes or form a cycle are rejected when the model is compiled
- * (domain/rule-model.ts), before the engine sees them.
+ * (domain/model/rule-model.ts), before the engine sees them.
  */
-import type { PlanExtension } from "../domain/writer.ts";
+import type { PlanExtension } from "../domain/write/writer.ts";
 import type { SandboxPool } from "../sandbox/index.ts";
 import { LogicEngine, type LogicLimits } from "./engine.ts";
 import { type RuleRuntime, sandboxRuntime } from "./runtime.ts";

@@ -20,15 +20,15 @@
  * rows are read once per request (WritePlan caches them).
  */
 import { errors } from "../../../../shared/errors.ts";
-import { coerceValue, outputValue } from "../domain/column-values.ts";
-import type { ResourceModel } from "../domain/project-model.ts";
-import type { CompiledRule, TableLogic } from "../domain/rule-model.ts";
-import { newChecksum, parentIdOf, type RowChange, type WritePlan } from "../domain/write-plan.ts";
+import { coerceValue, outputValue } from "../domain/model/column-values.ts";
+import type { ResourceModel } from "../domain/model/project-model.ts";
+import type { CompiledRule, TableLogic } from "../domain/model/rule-model.ts";
+import { newChecksum, parentIdOf, type RowChange, type WritePlan } from "../domain/write/write-plan.ts";
 import type { RowDocument, RowId } from "../store/tenant-rows.ts";
 import { AggregateMaintenance } from "./aggregate-maintenance.ts";
 import { initialAggregates } from "./aggregate-values.ts";
 import { descendantsOf, toRuleRow } from "./parent-rows.ts";
-import type { PassTask, RuleRow, Task, TaskResult } from "./program.ts";
+import type { PassResult, PassTask, RuleRow } from "./program.ts";
 import { diffColumns, sameValue } from "./row-diff.ts";
 import { RuleCalls } from "./rule-calls.ts";
 import { RuleInserts } from "./rule-inserts.ts";
@@ -80,6 +80,12 @@ export class LogicRun implements RunState {
     return this.#compiled.logic.tables;
   }
 
+  logicOf(table: string): TableLogic {
+    const logic = this.tables.get(table);
+    if (!logic) throw new Error(`The rules have no logic for table '${table}'`);
+    return logic;
+  }
+
   async run(): Promise<void> {
     for (const change of this.plan.changes) this.#startClientChange(change);
     await this.#propagate();
@@ -89,7 +95,7 @@ export class LogicRun implements RunState {
   // ---- rows ---------------------------------------------------------------------------------
 
   #startClientChange(change: RowChange): void {
-    const logic = this.tables.get(change.table.name)!;
+    const logic = this.logicOf(change.table.name);
     const tracked = this.trackedRows.track(logic, change.id, change.resource, change.before, change.verb);
     if (change.verb === "UPDATE" && change.before && change.after) {
       for (const [column, rule] of logic.derived) {
@@ -137,14 +143,19 @@ export class LogicRun implements RunState {
         const pass = await this.#prepare(tracked);
         if (pass) passes.push(pass);
       }
-      const tasks: Task[] = passes.filter((pass) => pass.task).map((pass) => pass.task!);
-      const passTasks = tasks.length;
-      const prefetched = passTasks > 0 ? await this.#aggregates.prefetchWheres(passes) : [];
-      tasks.push(...this.#aggregates.whereTasks(prefetched));
-      const results = tasks.length > 0 ? await this.#calls.call(tasks) : [];
-      this.#aggregates.rememberWheres(prefetched, results.slice(passTasks));
-      let i = 0;
-      for (const pass of passes) await this.#applyPass(pass, pass.task ? results[i++] : undefined);
+      const sent = passes.flatMap((pass) => (pass.task ? [{ pass, task: pass.task }] : []));
+      const prefetched = sent.length > 0 ? await this.#aggregates.prefetchWheres(passes) : [];
+      const whereTasks = this.#aggregates.whereTasks(prefetched);
+      const answers =
+        sent.length + whereTasks.length > 0
+          ? await this.#calls.wave(
+              sent.map(({ task }) => task),
+              whereTasks,
+            )
+          : { passes: [], wheres: [] };
+      this.#aggregates.rememberWheres(prefetched, answers.wheres);
+      const results = new Map(sent.map(({ pass }, i) => [pass, answers.passes[i]]));
+      for (const pass of passes) await this.#applyPass(pass, results.get(pass));
     }
   }
 
@@ -155,10 +166,13 @@ export class LogicRun implements RunState {
     const { logic } = tracked;
     const table = logic.table;
     const current = await this.plan.current(table, tracked.id);
-    const firstVisit = tracked.seen === undefined;
-    if (tracked.seen === null && current === null) return undefined;
-    const base = firstVisit ? tracked.before : tracked.seen!;
-    if (!current && !base) {
+    const { seen } = tracked;
+    const firstVisit = seen === undefined;
+    if (seen === null && current === null) return undefined;
+    const base = seen === undefined ? tracked.before : seen;
+    // The row as the pass shows it to rule code: its current state, or the last one it had when deleted.
+    const shown = current ?? base;
+    if (!shown) {
       tracked.seen = null;
       return undefined;
     }
@@ -175,17 +189,16 @@ export class LogicRun implements RunState {
 
     if (!deleted) {
       for (const rule of logic.managedParents.values()) {
-        if (rule.rel!.childColumns.some(isDirty)) await this.#inserts.ensureParent(tracked, current, rule);
+        if (rule.rel.childColumns.some(isDirty)) await this.#inserts.ensureParent(tracked, current, rule);
       }
     }
-    const copies = deleted ? [] : logic.parentCopies.filter((rule) => rule.rel!.childColumns.some(isDirty));
+    const copies = deleted ? [] : logic.parentCopies.filter((rule) => rule.rel.childColumns.some(isDirty));
     const formulasDue =
       !deleted && logic.formulas.some((formula) => dirty === null || [...formula.deps].some(isDirty));
     const early = logic.earlyEvents.length > 0 && (firstVisit || !deleted);
     const rowLogic = early || copies.length > 0 || formulasDue;
     const wheres = this.#aggregates.wheresToAsk(tracked, current, { rowLogic, deleted, insertPass, isDirty });
     if (!rowLogic && wheres.length === 0) return { tracked, current, base };
-    const shown = (deleted ? base : current)!;
     const task: PassTask = {
       t: "pass",
       table: table.name,
@@ -202,7 +215,7 @@ export class LogicRun implements RunState {
     return { tracked, current, base, task };
   }
 
-  async #applyPass(pass: PreparedPass, result: TaskResult | undefined): Promise<void> {
+  async #applyPass(pass: PreparedPass, result: PassResult | undefined): Promise<void> {
     const { tracked, current, base } = pass;
     const { logic } = tracked;
     const table = logic.table;
@@ -210,7 +223,7 @@ export class LogicRun implements RunState {
     let next = current;
     if (result) {
       for (const fired of result.fired) this.noteRule(tracked, this.#calls.rule(fired));
-      if (current && !pass.task!.deleted) {
+      if (current) {
         const changes = this.#rowChanges(logic, current, result.row, result.fired);
         if (changes) {
           next = { ...current, ...changes, _ck: newChecksum() } as RowDocument;
@@ -245,15 +258,14 @@ export class LogicRun implements RunState {
       for (const cascade of logic.cascades) {
         const hit = [...changed].filter((column) => cascade.columns.has(column));
         if (hit.length === 0) continue;
-        const childLogic = this.tables.get(cascade.rel.childTable)!;
+        const childLogic = this.logicOf(cascade.rel.childTable);
         const children =
           tracked.before === null
             ? this.plan
                 .changesOf(childLogic.table)
-                .filter(
-                  (change) => change.after && parentIdOf(table, cascade.rel, change.after) === tracked.id,
+                .flatMap(({ after }) =>
+                  after && parentIdOf(table, cascade.rel, after) === tracked.id ? [after] : [],
                 )
-                .map((change) => change.after!)
             : await this.plan.childrenOf(cascade.rel, next);
         const resource = resourceVia(version, tracked.resource, cascade.rel, "child");
         this.#requeueChildren(childLogic, resource, children, hit, cascade.rel.role);
@@ -261,7 +273,9 @@ export class LogicRun implements RunState {
       for (const deep of logic.deepCascades) {
         const hit = [...changed].filter((column) => deep.columns.has(column));
         if (hit.length === 0) continue;
-        const childLogic = this.tables.get(deep.rels.at(-1)!.childTable)!;
+        const deepest = deep.rels.at(-1);
+        if (!deepest) continue;
+        const childLogic = this.logicOf(deepest.childTable);
         let resource = tracked.resource;
         for (const rel of deep.rels) resource = resourceVia(version, resource, rel, "child");
         const descendants = await descendantsOf(this.plan, deep.rels, next);
@@ -298,7 +312,8 @@ export class LogicRun implements RunState {
     const table = logic.table;
     let changes: Record<string, unknown> | null = null;
     for (const name of table.columnOrder) {
-      const column = table.columns.get(name)!;
+      const column = table.columns.get(name);
+      if (!column) continue;
       const value = out[name] ?? null;
       if (sameValue(value, outputValue(column, current[name]))) continue;
       const rule =

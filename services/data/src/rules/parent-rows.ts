@@ -7,18 +7,19 @@
  * level).
  */
 
-import { outputValue, rowId } from "../domain/column-values.ts";
-import { type RoleTree, roleTree } from "../domain/parent-paths.ts";
-import type { Relationship, TableModel } from "../domain/project-model.ts";
-import { childrenOfAnyQuery } from "../domain/query-builder.ts";
-import { parentIdOf, type WritePlan } from "../domain/write-plan.ts";
+import { outputValue, rowId } from "../domain/model/column-values.ts";
+import { type RoleTree, roleTree } from "../domain/model/parent-paths.ts";
+import type { Relationship, TableModel } from "../domain/model/project-model.ts";
+import { tableNamed } from "../domain/model/table-model.ts";
+import { childrenOfAnyQuery } from "../domain/read/query-builder.ts";
+import { parentIdOf, type WritePlan } from "../domain/write/write-plan.ts";
 import type { RowDocument, RowId } from "../store/tenant-rows.ts";
 import type { RuleRow } from "./program.ts";
 
 /** A row as rule code sees it: column names, output values. */
 export function toRuleRow(table: TableModel, doc: RowDocument): RuleRow {
   const out: RuleRow = {};
-  for (const c of table.columnOrder) out[c] = outputValue(table.columns.get(c)!, doc[c]);
+  for (const [c, column] of table.columns) out[c] = outputValue(column, doc[c]);
   return out;
 }
 
@@ -59,8 +60,9 @@ export async function attachParents(plan: WritePlan, targets: ParentTarget[]): P
     const wanted = new Map<TableModel, RowId[]>();
     for (const from of level) {
       for (const [role, sub] of from.tree) {
-        const rel = from.table.parents.get(role)!;
-        const parent = tables.get(rel.parentTable)!;
+        const rel = from.table.parents.get(role);
+        if (!rel) throw new Error(`'${role}' is not a parent role of '${from.table.name}'`);
+        const parent = tableNamed(tables, rel.parentTable);
         const id = parentIdOf(parent, rel, from.doc);
         links.push({ from, role, sub, parent, id });
         if (id === null) continue;
@@ -105,8 +107,8 @@ async function childrenOfAll(
   parents: RowDocument[],
 ): Promise<RowDocument[]> {
   const tables = plan.project.tables;
-  const child = tables.get(rel.childTable)!;
-  const parentTable = tables.get(rel.parentTable)!;
+  const child = tableNamed(tables, rel.childTable);
+  const parentTable = tableNamed(tables, rel.parentTable);
   const ids = new Set(parents.map((p) => rowId(parentTable, p)));
   // Rows this request inserted have no stored children.
   const stored = parents.filter((p) => plan.planned(parentTable, rowId(parentTable, p))?.before !== null);
@@ -115,10 +117,15 @@ async function childrenOfAll(
   const out = new Map<RowId, RowDocument>();
   for (const d of docs) {
     const now = await plan.current(child, d._id);
-    if (now && ids.has(parentIdOf(parentTable, rel, now)!)) out.set(d._id, now);
+    if (now && isChildOf(ids, parentIdOf(parentTable, rel, now))) out.set(d._id, now);
   }
   for (const c of plan.changesOf(child)) {
-    if (c.after && ids.has(parentIdOf(parentTable, rel, c.after)!)) out.set(c.id, c.after);
+    if (c.after && isChildOf(ids, parentIdOf(parentTable, rel, c.after))) out.set(c.id, c.after);
   }
   return [...out.values()];
+}
+
+/** Whether a row whose parent is `parentId` (null: none) is a child of one of `parents`. */
+function isChildOf(parents: Set<RowId>, parentId: RowId | null): boolean {
+  return parentId !== null && parents.has(parentId);
 }

@@ -9,7 +9,7 @@
  * logicContext)`, each compiled on its own with `new Function`, so one rule's
  * text can never reach into another's. Rows come in and go out as plain JSON.
  */
-import type { LogicModel } from "../domain/rule-model.ts";
+import type { CompiledRule, LogicModel } from "../domain/model/rule-model.ts";
 import { isolateFunction } from "../sandbox/isolate-script.ts";
 
 /** The dispatcher (program-dispatcher.js, read once at start): `(RULES, TABLES, BODIES) => tesseraRules`. */
@@ -91,50 +91,97 @@ export interface TaskError {
   message: string;
 }
 
+/** A row rule code inserted with `logicContext.insert`. */
+export interface RuleInsert {
+  rule: number;
+  table: string;
+  values: unknown;
+}
+
+/** A task that failed: a rule threw (or broke a limit of the dispatcher); the call's later tasks did not run. */
+export interface TaskFailure {
+  error: TaskError;
+}
+
 export interface PassResult {
+  error?: undefined;
   row: RuleRow;
   fired: number[];
-  inserts: { rule: number; table: string; values: unknown }[];
+  inserts: RuleInsert[];
   whereNew: Record<string, boolean>;
   whereOld: Record<string, boolean>;
-  error?: TaskError;
 }
 
-export interface SettleResult {
+interface SettleOutput {
+  error?: undefined;
   fired: number[];
-  inserts: { rule: number; table: string; values: unknown }[];
-  /**
-   * Code read a row `logicContext.insert` returned before it was stored: the
-   * run stopped there; `inserts` are to be planned and the task run again
-   * with their rows `given`.
-   */
-  incomplete?: boolean;
-  /** The validation that failed. */
-  failed?: number;
-  error?: TaskError;
+  inserts: RuleInsert[];
 }
+
+/** Every validation passed and every event ran. */
+export interface SettleDone extends SettleOutput {
+  incomplete?: undefined;
+  failed?: undefined;
+}
+
+/**
+ * Code read a row `logicContext.insert` returned before it was stored: the
+ * run stopped there; `inserts` are to be planned and the task run again
+ * with their rows `given`.
+ */
+export interface SettleIncomplete extends SettleOutput {
+  incomplete: true;
+  failed?: undefined;
+}
+
+/** A validation failed (its index); the call's later tasks did not run. */
+export interface SettleFailed extends SettleOutput {
+  incomplete?: undefined;
+  failed: number;
+}
+
+export type SettleResult = SettleDone | SettleIncomplete | SettleFailed;
 
 export interface WhereResult {
+  error?: undefined;
   values: boolean[];
-  error?: TaskError;
 }
 
-export type TaskResult = PassResult & SettleResult & WhereResult;
+/** What a task of kind `T` answers when it succeeds. */
+export type ResultOf<T extends Task> = T extends PassTask
+  ? PassResult
+  : T extends SettleTask
+    ? SettleResult
+    : WhereResult;
+
+/** What the dispatcher answers a task of kind `T`: its result, or its failure (`error`). */
+export type TaskResult<T extends Task = Task> = ResultOf<T> | TaskFailure;
+
+/** What the dispatcher needs of a rule (types not named take none of the optional fields). */
+function ruleInfo(rule: CompiledRule): RuleInfo {
+  const info = { type: rule.type, table: rule.table };
+  switch (rule.type) {
+    case "sum":
+    case "count":
+    case "min":
+    case "max":
+      return { ...info, col: rule.column, where: rule.whereFn };
+    case "formula":
+      return { ...info, col: rule.column, fn: rule.fn, deps: [...rule.deps] };
+    case "parentCopy":
+      return { ...info, col: rule.column, role: rule.parentPath, from: rule.from };
+    case "managedParent":
+      return { ...info, role: rule.rel.role };
+    default:
+      return { ...info, fn: rule.fn };
+  }
+}
 
 /** Builds the dispatcher's source (the rules and their dispatcher, without libraries). */
 export function programSource(logic: LogicModel): string {
   const rules: Record<number, RuleInfo> = {};
   for (const r of logic.rules) {
-    rules[r.index] = {
-      type: r.type,
-      table: r.table,
-      col: r.column,
-      fn: r.fn,
-      where: r.whereFn,
-      deps: r.type === "formula" ? [...r.deps] : undefined,
-      role: r.type === "parentCopy" ? r.parentPath : r.type === "managedParent" ? r.rel?.role : undefined,
-      from: r.from,
-    };
+    rules[r.index] = ruleInfo(r);
   }
   const tables: Record<string, TableInfo> = {};
   for (const t of logic.tables.values()) {

@@ -1,5 +1,5 @@
 /** Comparing row states: what changed between two versions of a row, and whether two values are equal. */
-import type { TableModel } from "../domain/project-model.ts";
+import type { TableModel } from "../domain/model/project-model.ts";
 import type { RowDocument } from "../store/tenant-rows.ts";
 
 /** Equal column values: null and undefined alike, objects by their JSON. */

@@ -6,14 +6,15 @@
  * is planned as an insert and queued for its first pass.
  */
 import type { ApiError } from "../../../../shared/errors.ts";
-import { coerceValue, rowId } from "../domain/column-values.ts";
-import { newRowValues } from "../domain/new-row.ts";
-import type { CompiledRule, TableLogic } from "../domain/rule-model.ts";
-import { newChecksum, parentIdOf } from "../domain/write-plan.ts";
+import { coerceValue, rowId } from "../domain/model/column-values.ts";
+import type { ManagedParentRule, TableLogic } from "../domain/model/rule-model.ts";
+import { foreignKey } from "../domain/model/table-model.ts";
+import { newRowValues } from "../domain/write/new-row.ts";
+import { newChecksum, parentIdOf } from "../domain/write/write-plan.ts";
 import type { RowDocument } from "../store/tenant-rows.ts";
 import { initialAggregates } from "./aggregate-values.ts";
 import type { RuleCalls } from "./rule-calls.ts";
-import { type RunState, resourceVia } from "./run-state.ts";
+import { type RunState, resourceVia, tableResource } from "./run-state.ts";
 import type { TrackedRow } from "./tracked-rows.ts";
 
 export class RuleInserts {
@@ -33,7 +34,7 @@ export class RuleInserts {
     const doc = await this.#newRow(logic, values, (message) =>
       this.#calls.failure(rule, `logicContext.insert('${tableName}'): ${message}`),
     );
-    const resource = this.#state.request.version.resources.get(tableName)!;
+    const resource = tableResource(this.#state.request.version, tableName);
     this.#state.plan.insert(resource, doc);
     const tracked = this.#state.trackedRows.track(logic, doc._id, resource, null, "INSERT");
     this.#state.enqueue(tracked);
@@ -41,14 +42,12 @@ export class RuleInserts {
   }
 
   /** managedParent: a child points to a parent that does not exist, so the parent is created. */
-  async ensureParent(tracked: TrackedRow, row: RowDocument, rule: CompiledRule): Promise<void> {
-    const rel = rule.rel!;
-    const parentLogic = this.#state.tables.get(rel.parentTable)!;
+  async ensureParent(tracked: TrackedRow, row: RowDocument, rule: ManagedParentRule): Promise<void> {
+    const { rel } = rule;
+    const parentLogic = this.#state.logicOf(rel.parentTable);
     const parentId = parentIdOf(parentLogic.table, rel, row);
     if (parentId === null || (await this.#state.plan.current(parentLogic.table, parentId))) return;
-    const values = Object.fromEntries(
-      rel.parentColumns.map((column, i) => [column, row[rel.childColumns[i]!]]),
-    );
+    const values = Object.fromEntries(foreignKey(rel).map(({ child, parent }) => [parent, row[child]]));
     const doc = await this.#newRow(parentLogic, values, (message) =>
       this.#calls.failure(rule, `the '${rel.role}' parent could not be created: ${message}`),
     );
@@ -87,7 +86,7 @@ export class RuleInserts {
     });
     for (const [role, rel] of table.parents) {
       if (logic.managedParents.has(role)) continue;
-      const parentTable = this.#state.tables.get(rel.parentTable)!.table;
+      const parentTable = this.#state.logicOf(rel.parentTable).table;
       const parentId = parentIdOf(parentTable, rel, row);
       if (parentId !== null && !(await plan.current(parentTable, parentId))) {
         throw fail(`no '${rel.parentTable}' with key ${String(parentId)} exists for '${role}'`);

@@ -8,7 +8,7 @@
  * request's rules (500/5001, "could not be loaded").
  *
  * When a project has rules, each library must parse as a script; that is
- * checked when the definition is applied (domain/rule-library-check.ts).
+ * checked when the definition is applied (domain/model/rule-library-check.ts).
  */
 import type { ProgramSource } from "../sandbox/index.ts";
 

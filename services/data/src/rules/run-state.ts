@@ -4,10 +4,11 @@
  * rule-inserts.ts, settle-stage.ts): the rows it tracks, its queue, and where a
  * row it reached through a relationship is reported.
  */
-import type { Principal } from "../domain/authorization.ts";
-import type { Relationship, ResourceModel, VersionModel } from "../domain/project-model.ts";
-import type { CompiledRule, LogicModel, TableLogic } from "../domain/rule-model.ts";
-import type { WritePlan } from "../domain/write-plan.ts";
+
+import type { Relationship, ResourceModel, VersionModel } from "../domain/model/project-model.ts";
+import type { CompiledRule, LogicModel, TableLogic } from "../domain/model/rule-model.ts";
+import type { Principal } from "../domain/read/authorization.ts";
+import type { WritePlan } from "../domain/write/write-plan.ts";
 import type { RowId } from "../store/tenant-rows.ts";
 import type { RuleProgram } from "./runtime.ts";
 import type { TrackedRow, TrackedRows } from "./tracked-rows.ts";
@@ -46,6 +47,8 @@ export interface CompiledLogic {
 export interface RunState {
   /** The logic of each table, by table name. */
   readonly tables: ReadonlyMap<string, TableLogic>;
+  /** The logic of a table of the project (every table has one). */
+  logicOf(table: string): TableLogic;
   readonly plan: WritePlan;
   readonly request: LogicRequest;
   readonly limits: LogicLimits;
@@ -76,5 +79,12 @@ export function resourceVia(
   const subresource = from.subresources.find(
     (s) => s.via?.relationship === rel && s.via.kind === (to === "parent" ? "parent" : "children"),
   );
-  return subresource ?? version.resources.get(target)!;
+  return subresource ?? tableResource(version, target);
+}
+
+/** The resource named after a table (every table is one in every version). */
+export function tableResource(version: VersionModel, table: string): ResourceModel {
+  const resource = version.resources.get(table);
+  if (!resource) throw new Error(`The API version has no resource for table '${table}'`);
+  return resource;
 }

@@ -11,7 +11,7 @@
  *    rows' logic.
  */
 import { type ApiError, errors } from "../../../../shared/errors.ts";
-import { type CompiledRule, messagePlaceholders } from "../domain/rule-model.ts";
+import { type CompiledRule, messagePlaceholders } from "../domain/model/rule-model.ts";
 import type { RowDocument } from "../store/tenant-rows.ts";
 import { toRuleRow } from "./parent-rows.ts";
 import type { RuleRow, SettleTask } from "./program.ts";
@@ -21,8 +21,9 @@ import type { RunState } from "./run-state.ts";
 import { ruleFailure } from "./runtime.ts";
 import type { TrackedRow } from "./tracked-rows.ts";
 
-/** A row whose settle task is in the call: the state the task ran on. */
+/** A row's settle task in the call, and the state the task ran on. */
 interface PendingSettle {
+  task: SettleTask;
   tracked: TrackedRow;
   /** `_ck` of that state (null: deleted). */
   checksum: string | null;
@@ -56,21 +57,23 @@ export class SettleStage {
     for (;;) {
       const row = await this.#settleTasks("row");
       const commit = await this.#settleTasks("commit");
-      if (row.tasks.length + commit.tasks.length === 0) return;
+      if (row.length + commit.length === 0) return;
       // A round that only resumes events (each resumed one inserted a row) does not count.
-      const fresh = row.tasks.some((task) => task.given === undefined);
+      const fresh = row.some(({ task }) => task.given === undefined);
       if (fresh && ++this.#settleRounds > limits.maxSettleRounds) {
         throw ruleFailure(
           `The rules did not settle after ${limits.maxSettleRounds} rounds of events inserting rows`,
         );
       }
-      const results = await this.#calls.call([...row.tasks, ...commit.tasks], row.tasks.length);
+      const answers = await this.#calls.settle(
+        row.map(({ task }) => task),
+        commit.map(({ task }) => task),
+      );
       let inserted = false;
-      for (const [i, result] of results.slice(0, row.tasks.length).entries()) {
-        const { tracked, checksum, state } = row.pending[i]!;
+      for (const [{ task, tracked, checksum, state }, result] of answered(row, answers.row)) {
         for (const fired of result.fired) this.#state.noteRule(tracked, this.#calls.rule(fired));
         if (result.failed !== undefined)
-          throw this.#validationFailed(this.#calls.rule(result.failed), row.tasks[i]!.row);
+          throw this.#validationFailed(this.#calls.rule(result.failed), task.row);
         const planned: TrackedRow[] = [];
         for (const insert of result.inserts) {
           planned.push(await this.#inserts.insertFromRule(insert.rule, insert.table, insert.values));
@@ -89,12 +92,11 @@ export class SettleStage {
         await this.#propagate();
         continue;
       }
-      for (const [i, result] of results.slice(row.tasks.length).entries()) {
+      for (const [{ task, tracked }, result] of answered(commit, answers.commit)) {
         if (result.error) throw this.#calls.taskError(result.error);
-        const { tracked } = commit.pending[i]!;
         for (const fired of result.fired) this.#state.noteRule(tracked, this.#calls.rule(fired));
         if (result.failed !== undefined) {
-          throw this.#validationFailed(this.#calls.rule(result.failed), commit.tasks[i]!.row);
+          throw this.#validationFailed(this.#calls.rule(result.failed), task.row);
         }
       }
       return;
@@ -102,13 +104,12 @@ export class SettleStage {
   }
 
   /** Validations and events (`row`) or commit validations, then commit events (`commit`), of changed rows. */
-  async #settleTasks(phase: "row" | "commit"): Promise<{ tasks: SettleTask[]; pending: PendingSettle[] }> {
-    const tasks: SettleTask[] = [];
+  async #settleTasks(phase: "row" | "commit"): Promise<PendingSettle[]> {
     const pending: PendingSettle[] = [];
     const parts = phase === "row" ? [undefined] : (["validations", "events"] as const);
     for (const part of parts) {
       for (const change of this.#state.plan.changes) {
-        const logic = this.#state.tables.get(change.table.name)!;
+        const logic = this.#state.logicOf(change.table.name);
         const tracked = this.#state.trackedRows.track(
           logic,
           change.id,
@@ -128,10 +129,11 @@ export class SettleStage {
           }
           continue;
         }
-        const state = (change.after ?? change.before)!;
+        const state = change.after ?? change.before;
+        if (!state) continue;
         const roles = phase === "row" ? logic.settleRoles : logic.commitRoles;
         const old = phase === "row" && tracked.settled !== undefined ? tracked.settledRow : tracked.before;
-        tasks.push({
+        const task: SettleTask = {
           t: "settle",
           table: logic.name,
           row: this.#calls.ruleRow(logic, state, roles),
@@ -148,11 +150,11 @@ export class SettleStage {
           part,
           given:
             phase === "row" && tracked.given.length > 0 ? await this.#givenRows(tracked.given) : undefined,
-        });
-        pending.push({ tracked, checksum, state: change.after });
+        };
+        pending.push({ task, tracked, checksum, state: change.after });
       }
     }
-    return { tasks, pending };
+    return pending;
   }
 
   /** Rows events inserted, as the request has stored them (key, defaults, formulas). */
@@ -166,7 +168,8 @@ export class SettleStage {
   }
 
   #validationFailed(rule: CompiledRule, row: RuleRow): ApiError {
-    const text = rule.message ?? `Validation '${rule.name}' failed`;
+    const defined = rule.type === "validation" || rule.type === "commitValidation" ? rule.message : undefined;
+    const text = defined ?? `Validation '${rule.name}' failed`;
     const message = text.replace(messagePlaceholders(), (whole, name: string) => {
       if (!(name in row)) return whole;
       const value = row[name];
@@ -178,4 +181,15 @@ export class SettleStage {
     });
     return errors.validationFailed(message);
   }
+}
+
+/**
+ * Each pending task with its answer, in order. The answers stop after the first failure (a rule
+ * error or a validation that failed), so tasks after it have none.
+ */
+function answered<R>(pending: PendingSettle[], answers: R[]): [PendingSettle, R][] {
+  return answers.flatMap((answer, i) => {
+    const task = pending[i];
+    return task ? [[task, answer]] : [];
+  });
 }

@@ -3,9 +3,9 @@
  * with the state stored before the request, the state its logic last ran on,
  * its contributions to parent aggregates, and what was last validated.
  */
-import type { ResourceModel } from "../domain/project-model.ts";
-import type { TableLogic } from "../domain/rule-model.ts";
-import type { Verb, WritePlan } from "../domain/write-plan.ts";
+import type { ResourceModel } from "../domain/model/project-model.ts";
+import type { TableLogic } from "../domain/model/rule-model.ts";
+import type { Verb, WritePlan } from "../domain/write/write-plan.ts";
 import type { RowDocument, RowId } from "../store/tenant-rows.ts";
 import type { Contribution } from "./aggregate-values.ts";
 import type { PassTask } from "./program.ts";

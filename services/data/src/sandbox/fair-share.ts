@@ -92,7 +92,8 @@ export class CpuWindow {
 
   private expire(now: number): void {
     const oldest = Math.floor(now / this.sliceMs) - SLICES + 1;
-    while (this.slices.length > 0 && this.slices[0]!.index < oldest) this.slices.shift();
+    const kept = this.slices.findIndex((slice) => slice.index >= oldest);
+    this.slices.splice(0, kept === -1 ? this.slices.length : kept);
   }
 }
 

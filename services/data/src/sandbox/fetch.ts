@@ -80,7 +80,7 @@ function fail(message: string): never {
 
 function isJsonType(contentType: string | undefined): boolean {
   if (!contentType) return false;
-  const media = contentType.split(";")[0].trim().toLowerCase();
+  const media = (contentType.split(";")[0] ?? "").trim().toLowerCase();
   return media === "application/json" || media.endsWith("+json") || media === "text/json";
 }
 
@@ -211,7 +211,8 @@ export function createFetchJson(options: FetchJsonOptions): HostFunction {
         fail(`${hostname} could not be resolved`);
       }
     }
-    if (addresses.length === 0) fail(`${hostname} could not be resolved`);
+    const target = addresses[0];
+    if (!target) fail(`${hostname} could not be resolved`);
     for (const a of addresses) {
       if (!isAddressAllowed(a.address, allowLoopback)) {
         logger.warn(
@@ -221,7 +222,6 @@ export function createFetchJson(options: FetchJsonOptions): HostFunction {
         fail(`${hostname} resolves to a ${classifyAddress(a.address)} address, which is not allowed`);
       }
     }
-    const target = addresses[0];
     const remaining = timeoutMs - (Date.now() - started);
     if (remaining <= 0) fail(`no response within ${timeoutMs} ms`);
 

@@ -23,7 +23,7 @@ type Family = "ipv4" | "ipv6";
 function subnets(family: Family, cidrs: string[]): BlockList {
   const list = new BlockList();
   for (const cidr of cidrs) {
-    const [network, prefix] = cidr.split("/");
+    const [network = "", prefix] = cidr.split("/");
     list.addSubnet(network, Number(prefix), family);
   }
   return list;
@@ -82,15 +82,15 @@ const EMBEDDING_V4: [BlockList, number][] = [
 export function parseV6(text: string): number[] | undefined {
   let s = text;
   if (s.startsWith("[") && s.endsWith("]")) s = s.slice(1, -1);
-  s = s.split("%")[0];
+  s = s.split("%")[0] ?? "";
   if (isIP(s) !== 6) return undefined;
   const lastColon = s.lastIndexOf(":");
   const tail = s.slice(lastColon + 1);
   if (tail.includes(".")) {
-    const [a, b, c, d] = tail.split(".").map(Number);
+    const [a = 0, b = 0, c = 0, d = 0] = tail.split(".").map(Number);
     s = `${s.slice(0, lastColon + 1)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
   }
-  const [head, rest] = s
+  const [head = [], rest] = s
     .split("::")
     .map((h) => (h === "" ? [] : h.split(":").map((g) => Number.parseInt(g, 16))));
   const groups =
@@ -124,7 +124,7 @@ function classifyV6(address: string): AddressClass {
 /** Classifies an IP address literal (IPv4 dotted quad or IPv6, brackets and zone allowed). */
 export function classifyAddress(address: string): AddressClass {
   const bracketless = address.startsWith("[") && address.endsWith("]") ? address.slice(1, -1) : address;
-  const bare = bracketless.split("%")[0];
+  const bare = bracketless.split("%")[0] ?? "";
   const family = isIP(bare);
   if (family === 4) return bare === bracketless ? classifyV4(bare) : "invalid"; // no zone id on IPv4
   if (family === 6) return classifyV6(bare);
@@ -153,12 +153,12 @@ export function parseHostRule(entry: string): HostRule | undefined {
   let port: number | undefined;
   const bracket = /^\[([^\]]+)\](?::(\d{1,5}))?$/.exec(s);
   if (bracket) {
-    s = bracket[1];
+    s = bracket[1] ?? "";
     port = bracket[2] === undefined ? undefined : Number(bracket[2]);
   } else if (isIP(s) !== 6) {
     const m = /^(.*?)(?::(\d{1,5}))?$/.exec(s);
     if (!m) return undefined;
-    s = m[1];
+    s = m[1] ?? "";
     port = m[2] === undefined ? undefined : Number(m[2]);
   }
   if (port !== undefined && (port < 1 || port > 65535)) return undefined;

@@ -4,7 +4,7 @@
  * to the call that made it: the caller's project, version, principal and URLs
  * come from the call's context, never from the code, which can only name a
  * resource of its own version and the parameters of a GET. The read is the
- * REST API's own (domain/resource-read.ts), so the caller's roles, row filters
+ * REST API's own (domain/read/resource-read.ts), so the caller's roles, row filters
  * and column lists apply exactly as to a GET.
  *
  * The answer is `{rows, next}`: the page's objects as a GET answers them
@@ -12,11 +12,11 @@
  * parameters that read the next page (`{offset, pagekey?}`), else null.
  */
 import { ApiError } from "../../../../shared/errors.ts";
-import { isPlainObject, parseKeySegment } from "../domain/column-values.ts";
-import type { VersionModel } from "../domain/project-model.ts";
-import type { QueryParams } from "../domain/query-params.ts";
-import { nextBatchOf, type WireObject } from "../domain/representation.ts";
-import { type ReadScope, readFromParams } from "../domain/resource-read.ts";
+import { isPlainObject, parseKeySegment } from "../domain/model/column-values.ts";
+import type { VersionModel } from "../domain/model/project-model.ts";
+import type { QueryParams } from "../domain/read/query-params.ts";
+import { nextBatchOf, type WireObject } from "../domain/read/representation.ts";
+import { type ReadScope, readFromParams } from "../domain/read/resource-read.ts";
 import type { HostFunction } from "../sandbox/index.ts";
 import { SandboxHostError } from "../sandbox/index.ts";
 import type { TenantRows } from "../store/tenant-rows.ts";

@@ -9,7 +9,7 @@
  * forged one, `override`, or one moved to another object); it may drop
  * `@metadata`, or keep it as it was.
  */
-import { isPlainObject } from "../domain/column-values.ts";
+import { isPlainObject } from "../domain/model/column-values.ts";
 
 /** The statuses and error codes a request event may refuse with (and the code when it names none). */
 export const REFUSAL_STATUS = { min: 400, max: 499 } as const;

@@ -15,7 +15,7 @@
  * an unchanged answer does not travel back out of the sandbox).
  */
 
-import type { VersionScripts } from "../domain/script-model.ts";
+import type { VersionScripts } from "../domain/model/script-model.ts";
 import type { ProgramSource } from "../sandbox/index.ts";
 
 export const ENTRY = "__tesseraScripts";

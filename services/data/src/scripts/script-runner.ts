@@ -15,9 +15,9 @@
  */
 import { ApiError, ErrorCode, errors } from "../../../../shared/errors.ts";
 import { fingerprint } from "../../../../shared/loggable-error.ts";
-import { programKey, type VersionModel } from "../domain/project-model.ts";
-import type { ReadScope } from "../domain/resource-read.ts";
-import type { EventModel, JavaScriptResourceModel } from "../domain/script-model.ts";
+import { programKey, type VersionModel } from "../domain/model/project-model.ts";
+import type { EventModel, JavaScriptResourceModel } from "../domain/model/script-model.ts";
+import type { ReadScope } from "../domain/read/resource-read.ts";
 import {
   SandboxError,
   type SandboxLogger,

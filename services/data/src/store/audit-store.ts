@@ -35,6 +35,7 @@ import type { AuditReport } from "../../../../shared/admin-access/audit.ts";
 import type { RedisClient } from "../../../../shared/redis/clients.ts";
 import { auditHeadKey } from "../../../../shared/redis/key-layout.ts";
 import { defineScript, type Script } from "../../../../shared/redis/scripts.ts";
+import { type ActorFilter, actorCondition } from "./actor-filter.ts";
 import { metaModel } from "./meta-model.ts";
 import { isDuplicateKey } from "./mongo-errors.ts";
 
@@ -66,6 +67,25 @@ export function isAuditId(text: string): boolean {
 
 /** Where a page starts: after an entry's id, or at the first entry stored at or after a time. */
 export type AuditCursor = { after: string } | { from: Date };
+
+/** Which entries a listing shows. */
+export interface AuditFilter {
+  account?: string;
+  accountUid?: string;
+  /** Whose changes. */
+  by?: ActorFilter;
+  /** A pattern the entry's path matches (letter case aside). */
+  pathPattern?: string;
+  /** Only refused changes (status 400 or more), or only accepted ones. */
+  refused?: boolean;
+}
+
+/** A page's bounds and order: entries from `cursor` on, below `before` (an id) if given. */
+export interface AuditRange {
+  cursor: AuditCursor;
+  before?: string;
+  newestFirst?: boolean;
+}
 
 const RAISE_HEAD = `
 if tonumber(ARGV[1]) > tonumber(redis.call('GET', KEYS[1]) or '0') then redis.call('SET', KEYS[1], ARGV[1]) end
@@ -176,19 +196,27 @@ export class AuditStore {
     return last?._id;
   }
 
-  /** Entries matching `filter` from `cursor` on, oldest first, at most `limit`, up to the watermark. */
-  async page(
-    filter: { account?: string; accountUid?: string },
-    cursor: AuditCursor,
-    limit: number,
-  ): Promise<AuditDoc[]> {
+  /**
+   * Entries matching `filter` in `range`, oldest first (or newest first), at most
+   * `limit`, up to the watermark.
+   */
+  async page(filter: AuditFilter, range: AuditRange, limit: number): Promise<AuditDoc[]> {
     const watermark = await this.#lastId();
     if (watermark === undefined) return [];
+    const { cursor } = range;
     const lower = "after" in cursor ? { $gt: cursor.after } : await this.#firstFrom(cursor.from);
     if (lower === undefined) return [];
+    const ids = { ...lower, $lte: watermark, ...(range.before === undefined ? {} : { $lt: range.before }) };
+    const { by, pathPattern, refused, ...owner } = filter;
     return this.entries
-      .find({ ...filter, _id: { ...lower, $lte: watermark } })
-      .sort({ _id: 1 })
+      .find({
+        ...owner,
+        ...actorCondition("actor", by),
+        ...(pathPattern === undefined ? {} : { path: { $regex: pathPattern, $options: "i" } }),
+        ...(refused === undefined ? {} : { status: refused ? { $gte: 400 } : { $lt: 400 } }),
+        _id: ids,
+      })
+      .sort({ _id: range.newestFirst ? -1 : 1 })
       .limit(limit)
       .lean<AuditDoc[]>()
       .exec();

@@ -36,7 +36,7 @@ function parseDeletion(message: string): DeletedProject | null {
   return { account, name, uid };
 }
 
-/** `Model`: the compiled project (domain/project-model.ts), made by the `compile` function it is given. */
+/** `Model`: the compiled project (domain/model/project-model.ts), made by the `compile` function it is given. */
 export class ProjectCache<Model extends CachedProject> {
   /** The most recently used projects' models (a model evicted is compiled again when next used). */
   readonly #entries = new LRUCache<string, Promise<Model | null>>({ max: PROJECT_MODELS });

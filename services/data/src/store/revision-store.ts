@@ -8,6 +8,7 @@
  */
 import type { Connection, Model } from "mongoose";
 import type { AuditActor } from "../../../../shared/admin-access/audit.ts";
+import { type ActorFilter, actorCondition } from "./actor-filter.ts";
 import { metaModel } from "./meta-model.ts";
 
 export interface RevisionDoc {
@@ -78,17 +79,32 @@ export class RevisionStore {
     return (await this.revisions.countDocuments({ _id: `${projectUid}/${revision}` }).exec()) > 0;
   }
 
-  /** Revisions after `after` up to `upTo` (the project's current one), oldest first, at most `limit`. */
+  /**
+   * Revisions above `after` and below `before`, up to `upTo` (the project's current one),
+   * stored by `by` if given, oldest first (or newest first), at most `limit`.
+   */
   async list(
     projectUid: string,
-    range: { after: number; upTo: number; limit: number },
+    range: {
+      after: number;
+      before?: number;
+      upTo: number;
+      limit: number;
+      by?: ActorFilter;
+      newestFirst?: boolean;
+    },
   ): Promise<StoredRevision[]> {
+    const below = range.before === undefined ? {} : { $lt: range.before };
     const docs = await this.revisions
       .find(
-        { projectUid, revision: { $gt: range.after, $lte: range.upTo } },
+        {
+          projectUid,
+          revision: { $gt: range.after, $lte: range.upTo, ...below },
+          ...actorCondition("by", range.by),
+        },
         { definitionJson: 0, account: 0, project: 0, projectUid: 0 },
       )
-      .sort({ revision: 1 })
+      .sort({ revision: range.newestFirst ? -1 : 1 })
       .limit(range.limit)
       .lean<RevisionDoc[]>()
       .exec();

@@ -1,5 +1,5 @@
 /**
- * The indexes of a project's tables in the store (domain/table-indexes.ts says
+ * The indexes of a project's tables in the store (domain/model/table-indexes.ts says
  * which): made when a definition is applied and when a process first compiles a
  * revision (so projects stored before keep up), in the background; Tessera's
  * indexes (`tessera_*`) that the definition no longer asks for are dropped.

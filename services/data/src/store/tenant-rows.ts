@@ -15,7 +15,7 @@ export type RowId = string | number | boolean;
 export type RowDocument = {
   _id: RowId;
   _ck: string;
-  // biome-ignore lint/suspicious/noExplicitAny: a column holds whatever its type allows (domain/column-values.ts)
+  // biome-ignore lint/suspicious/noExplicitAny: a column holds whatever its type allows (domain/model/column-values.ts)
   [column: string]: any;
 };
 
@@ -42,7 +42,7 @@ export interface TenantRows {
 }
 
 /**
- * A store index of a table (domain/table-indexes.ts says which a definition asks for): its name
+ * A store index of a table (domain/model/table-indexes.ts says which a definition asks for): its name
  * within the table (the store adds `tessera_`), its columns (ascending) and whether two rows may
  * share their values.
  */

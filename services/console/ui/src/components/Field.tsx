@@ -7,7 +7,11 @@ export interface FieldProps {
   value: string;
   onInput: (value: string) => void;
   name?: string;
-  type?: "text" | "password" | "datetime-local";
+  type?: "text" | "password" | "datetime-local" | "number";
+  /** Several lines of text (a JSON object, say), in monospace. */
+  multiline?: boolean;
+  min?: number;
+  max?: number;
   hint?: string;
   required?: boolean;
   autocomplete?: string;
@@ -20,28 +24,45 @@ export interface FieldProps {
 
 export function Field(props: FieldProps) {
   const id = useId();
+  const describedBy = props.hint ? `${id}-hint` : undefined;
   return (
     <div class="field">
       <label for={id}>{props.label}</label>
-      <input
-        id={id}
-        name={props.name}
-        // Preact's types tie each input type to its own attributes; these three share the ones used here.
-        type={(props.type ?? "text") as "text"}
-        value={props.value}
-        required={props.required}
-        autocomplete={props.autocomplete}
-        minLength={props.minLength}
-        maxLength={props.maxLength}
-        pattern={props.pattern}
-        aria-describedby={props.hint ? `${id}-hint` : undefined}
-        onInput={(e) => {
-          const input = e.target as HTMLInputElement;
-          const problem = props.nameKind && nameProblem(props.nameKind, input.value);
-          input.setCustomValidity(problem ? `${props.label} ${problem}` : "");
-          props.onInput(input.value);
-        }}
-      />
+      {props.multiline ? (
+        <textarea
+          id={id}
+          name={props.name}
+          class="code"
+          rows={3}
+          value={props.value}
+          required={props.required}
+          spellcheck={false}
+          aria-describedby={describedBy}
+          onInput={(e) => props.onInput((e.target as HTMLTextAreaElement).value)}
+        />
+      ) : (
+        <input
+          id={id}
+          name={props.name}
+          // Preact's types tie each input type to its own attributes; these share the ones used here.
+          type={(props.type ?? "text") as "text"}
+          value={props.value}
+          required={props.required}
+          autocomplete={props.autocomplete}
+          minLength={props.minLength}
+          maxLength={props.maxLength}
+          pattern={props.pattern}
+          min={props.min}
+          max={props.max}
+          aria-describedby={describedBy}
+          onInput={(e) => {
+            const input = e.target as HTMLInputElement;
+            const problem = props.nameKind && nameProblem(props.nameKind, input.value);
+            input.setCustomValidity(problem ? `${props.label} ${problem}` : "");
+            props.onInput(input.value);
+          }}
+        />
+      )}
       {props.hint && (
         <small id={`${id}-hint`} class="hint">
           {props.hint}

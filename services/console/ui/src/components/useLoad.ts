@@ -2,9 +2,10 @@
  * Loads something when the inputs change; answers it with the error and a reload function.
  *
  * What was loaded for other inputs is never shown for these: when the inputs change, the
- * value is cleared before the browser paints (a layout effect), and an answer that arrives
- * after a newer load started (the user went on to another project, say) is dropped. A
- * reload for the same inputs keeps the value on screen until the new one arrives.
+ * value is cleared before the browser paints (a layout effect), the load under way is
+ * aborted (its `signal`), and an answer that arrives after a newer load started (the user
+ * went on to another project, say) is dropped. A reload for the same inputs keeps the
+ * value on screen until the new one arrives. Leaving the screen aborts the load too.
  */
 import { useCallback, useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 
@@ -23,17 +24,20 @@ interface LoadState<T> {
 
 const LOADING = { value: undefined, error: undefined, loading: true };
 
-export function useLoad<T>(load: () => Promise<T>, inputs: unknown[]): Loaded<T> {
+export function useLoad<T>(load: (signal: AbortSignal) => Promise<T>, inputs: unknown[]): Loaded<T> {
   const [state, setState] = useState<LoadState<T>>(LOADING);
-  const latest = useRef(0);
+  const latest = useRef<AbortController | undefined>(undefined);
   const reload = useCallback(async () => {
-    const call = ++latest.current;
+    latest.current?.abort();
+    const call = new AbortController();
+    latest.current = call;
     setState((s) => ({ ...s, loading: true }));
     try {
-      const value = await load();
+      const value = await load(call.signal);
       if (call === latest.current) setState({ value, error: undefined, loading: false });
     } catch (err) {
-      if (call === latest.current) setState((s) => ({ ...s, error: err, loading: false }));
+      if (call === latest.current && !call.signal.aborted)
+        setState((s) => ({ ...s, error: err, loading: false }));
     }
   }, inputs);
   useLayoutEffect(() => {
@@ -42,5 +46,6 @@ export function useLoad<T>(load: () => Promise<T>, inputs: unknown[]): Loaded<T>
   useEffect(() => {
     void reload();
   }, [reload]);
+  useEffect(() => () => latest.current?.abort(), []);
   return { ...state, reload };
 }

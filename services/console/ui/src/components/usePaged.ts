@@ -1,4 +1,8 @@
-/** Pages through a paged answer by its `next_batch` links, remembering the way back. */
+/**
+ * Pages through a paged answer by its `next_batch` links, remembering the way back. A page
+ * that is no longer wanted (another page, other filters, the screen left) is aborted, and
+ * its answer, should it come anyway, dropped.
+ */
 import { useCallback, useEffect, useState } from "preact/hooks";
 import { type Client, pageOf } from "../api.ts";
 
@@ -32,8 +36,9 @@ export function usePaged<T>(client: Client, first: string | undefined): Paged<T>
   useEffect(() => {
     if (!path) return;
     let stale = false;
+    const call = new AbortController();
     setLoading(true);
-    client.call("GET", path).then(
+    client.call("GET", path, { signal: call.signal }).then(
       (r) => {
         if (stale) return;
         const page = pageOf<T>(r.body);
@@ -52,6 +57,7 @@ export function usePaged<T>(client: Client, first: string | undefined): Paged<T>
     );
     return () => {
       stale = true;
+      call.abort();
     };
   }, [client, path, generation]);
 

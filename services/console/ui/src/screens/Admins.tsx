@@ -1,7 +1,7 @@
 /** The account's administrators: everyone lists them; role admin adds, changes and removes them. */
 import { useState } from "preact/hooks";
+import type { AdminView } from "../admin-api.ts";
 import type { AdminContext } from "../admin-context.ts";
-import { seg } from "../api.ts";
 import { Confirm } from "../components/Dialog.tsx";
 import { Outcome } from "../components/ErrorNotice.tsx";
 import { Field } from "../components/Field.tsx";
@@ -10,45 +10,28 @@ import { LoadStatus } from "../components/LoadStatus.tsx";
 import { ScreenHeading } from "../components/ScreenHeading.tsx";
 import { RowAction, Table } from "../components/Table.tsx";
 import { Time } from "../components/Time.tsx";
-import { useAction } from "../components/useAction.ts";
-import { useLoad } from "../components/useLoad.ts";
-
-interface Admin {
-  login: string;
-  role: string;
-  created: string;
-  updated: string;
-}
+import { useCollection } from "../components/useCollection.ts";
 
 export function Admins({ context }: { context: AdminContext }) {
-  const adminsPath = `${context.accountPath}/admins`;
-  const admins = useLoad(
-    async () => (await context.client.call<Admin[]>("GET", adminsPath)).body,
-    [adminsPath],
+  const { api } = context;
+  const admins = useCollection<AdminView>(
+    api.admins.list,
+    async (a) => {
+      await api.admins.remove(a.login);
+      return `Administrator ${a.login} removed; their keys stopped working.`;
+    },
+    [api],
   );
   const [login, setLogin] = useState("");
   const [password, setPassword] = useState("");
   const [role, setRole] = useState("reader");
-  const [removing, setRemoving] = useState<string>();
-  const action = useAction();
 
   const save = () => {
-    void action.run(async () => {
-      const body: Record<string, string> = { role };
-      if (password) body.password = password;
-      const r = await context.client.call<Admin>("PUT", `${adminsPath}/${seg(login)}`, { body });
+    void admins.change(async () => {
+      const r = await api.admins.put(login, password ? { role, password } : { role });
       setLogin("");
       setPassword("");
-      await admins.reload();
       return `Administrator ${r.body.login} ${r.status === 201 ? "added" : "updated"} (${r.body.role}).`;
-    });
-  };
-  const remove = (name: string) => {
-    setRemoving(undefined);
-    void action.run(async () => {
-      await context.client.call("DELETE", `${adminsPath}/${seg(name)}`);
-      await admins.reload();
-      return `Administrator ${name} removed; their keys stopped working.`;
     });
   };
 
@@ -76,7 +59,7 @@ export function Admins({ context }: { context: AdminContext }) {
             actions={
               context.readOnly
                 ? undefined
-                : (a) => <RowAction label="Remove" name={a.login} onClick={() => setRemoving(a.login)} />
+                : (a) => <RowAction label="Remove" name={a.login} onClick={() => admins.ask(a)} />
             }
           />
         )}
@@ -85,7 +68,7 @@ export function Admins({ context }: { context: AdminContext }) {
         <FormCard
           title="Add or change an administrator"
           submitLabel="Save administrator"
-          busy={action.busy}
+          busy={admins.action.busy}
           onSubmit={save}
         >
           <Field
@@ -118,18 +101,18 @@ export function Admins({ context }: { context: AdminContext }) {
           </div>
         </FormCard>
       )}
-      <Outcome action={action} />
-      {removing && (
+      <Outcome action={admins.action} />
+      {admins.removing && (
         <Confirm
           title={
             <>
-              Remove <bdi>{removing}</bdi>?
+              Remove <bdi>{admins.removing.login}</bdi>?
             </>
           }
           question="Their admin keys stop working at once."
           confirmLabel="Remove"
-          onConfirm={() => remove(removing)}
-          onCancel={() => setRemoving(undefined)}
+          onConfirm={admins.confirm}
+          onCancel={admins.cancel}
         />
       )}
     </section>

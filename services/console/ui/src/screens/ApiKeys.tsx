@@ -1,65 +1,55 @@
 /** A project's API keys: list, create a manual key (its value shown once), delete. */
 import { useState } from "preact/hooks";
+import type { ApiKeyView } from "../admin-api.ts";
 import type { AdminContext } from "../admin-context.ts";
-import { seg } from "../api.ts";
 import { Confirm, Dialog } from "../components/Dialog.tsx";
 import { Outcome } from "../components/ErrorNotice.tsx";
 import { Field } from "../components/Field.tsx";
 import { FormCard } from "../components/FormCard.tsx";
+import { GlobalsField } from "../components/GlobalsField.tsx";
 import { LoadStatus } from "../components/LoadStatus.tsx";
 import { RolePicker } from "../components/RolePicker.tsx";
 import { RowAction, Table } from "../components/Table.tsx";
 import { fromUtcInput, Time } from "../components/Time.tsx";
-import { useAction } from "../components/useAction.ts";
-import { useLoad } from "../components/useLoad.ts";
+import { useCollection } from "../components/useCollection.ts";
 import { Names } from "../components/Value.tsx";
-
-interface ApiKey {
-  id: string;
-  name: string;
-  kind: string;
-  status: string;
-  roles: string[];
-  expiration: string | null;
-  userIdentifier?: string | null;
-  description?: string | null;
-  created?: string;
-  apikey?: string;
-}
+import { parseGlobals } from "../globals-text.ts";
 
 export function ApiKeys(props: { context: AdminContext; project: string; roles: string[] }) {
   const { context } = props;
-  const keysPath = `${context.accountPath}/projects/${seg(props.project)}/apikeys`;
-  const keys = useLoad(async () => (await context.client.call<ApiKey[]>("GET", keysPath)).body, [keysPath]);
+  const { api } = context;
+  const keys = useCollection<ApiKeyView>(
+    (signal) => api.keys.list(props.project, signal),
+    async (key) => {
+      await api.keys.remove(props.project, key.id);
+      return `Key ${key.name} deleted: it stopped working at once.`;
+    },
+    [api, props.project],
+  );
   const [name, setName] = useState("");
   const [description, setDescription] = useState("");
   const [expires, setExpires] = useState("");
   const [roles, setRoles] = useState<string[]>([]);
-  const [created, setCreated] = useState<ApiKey>();
-  const [deleting, setDeleting] = useState<ApiKey>();
-  const action = useAction();
+  const [globals, setGlobals] = useState("");
+  const [created, setCreated] = useState<ApiKeyView>();
 
   const create = () => {
-    void action.run(async () => {
-      const body: Record<string, unknown> = { name, roles };
-      if (description) body.description = description;
-      if (expires) body.expiration = fromUtcInput(expires);
-      const r = await context.client.call<ApiKey>("POST", keysPath, { body });
-      setCreated(r.body);
+    void keys.change(async () => {
+      setCreated(
+        await api.keys.create(props.project, {
+          name,
+          roles,
+          ...(description ? { description } : {}),
+          ...(expires ? { expiration: fromUtcInput(expires) } : {}),
+          ...(globals.trim() ? { globals: parseGlobals(globals) } : {}),
+        }),
+      );
       setName("");
       setDescription("");
       setExpires("");
       setRoles([]);
-      await keys.reload();
+      setGlobals("");
       return undefined;
-    });
-  };
-  const remove = (key: ApiKey) => {
-    setDeleting(undefined);
-    void action.run(async () => {
-      await context.client.call("DELETE", `${keysPath}/${seg(key.id)}`);
-      await keys.reload();
-      return `Key ${key.name} deleted: it stopped working at once.`;
     });
   };
 
@@ -92,13 +82,13 @@ export function ApiKeys(props: { context: AdminContext; project: string; roles: 
             actions={
               context.readOnly
                 ? undefined
-                : (k) => <RowAction label="Delete" name={k.name} onClick={() => setDeleting(k)} />
+                : (k) => <RowAction label="Delete" name={k.name} onClick={() => keys.ask(k)} />
             }
           />
         )}
       </div>
       {!context.readOnly && (
-        <FormCard title="New manual key" submitLabel="Create key" busy={action.busy} onSubmit={create}>
+        <FormCard title="New manual key" submitLabel="Create key" busy={keys.action.busy} onSubmit={create}>
           <Field label="Name" name="key-name" value={name} onInput={setName} required />
           <Field label="Description" name="key-description" value={description} onInput={setDescription} />
           <Field
@@ -110,21 +100,22 @@ export function ApiKeys(props: { context: AdminContext; project: string; roles: 
             hint="Empty: the key does not expire."
           />
           <RolePicker roles={props.roles} chosen={roles} onChange={setRoles} />
+          <GlobalsField name="key-globals" value={globals} onInput={setGlobals} />
         </FormCard>
       )}
-      <Outcome action={action} />
+      <Outcome action={keys.action} />
       {created?.apikey && <NewKey apiKey={created} onClose={() => setCreated(undefined)} />}
-      {deleting && (
+      {keys.removing && (
         <Confirm
           title={
             <>
-              Delete key <bdi>{deleting.name}</bdi>?
+              Delete key <bdi>{keys.removing.name}</bdi>?
             </>
           }
           question="Programs using this key are refused from their next request on."
           confirmLabel="Delete"
-          onConfirm={() => remove(deleting)}
-          onCancel={() => setDeleting(undefined)}
+          onConfirm={keys.confirm}
+          onCancel={keys.cancel}
         />
       )}
     </div>
@@ -132,7 +123,7 @@ export function ApiKeys(props: { context: AdminContext; project: string; roles: 
 }
 
 /** The one time a key's value is shown: copy it now. */
-function NewKey(props: { apiKey: ApiKey; onClose: () => void }) {
+function NewKey(props: { apiKey: ApiKeyView; onClose: () => void }) {
   const [copied, setCopied] = useState<string>();
   async function copy() {
     try {

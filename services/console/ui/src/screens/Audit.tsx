@@ -1,58 +1,84 @@
-/** The account's audit trail, oldest first, paged by `next_batch`; a start time jumps ahead. */
+/**
+ * The account's audit trail, newest first (or oldest first), paged by `next_batch`;
+ * filtered by who, what kind of change and whether it was refused; a start time.
+ */
 import { useState } from "preact/hooks";
+import { type AuditEntryView, listingQuery } from "../admin-api.ts";
 import type { AdminContext } from "../admin-context.ts";
 import { Field } from "../components/Field.tsx";
 import { LoadStatus } from "../components/LoadStatus.tsx";
 import { Pager } from "../components/Pager.tsx";
 import { ScreenHeading } from "../components/ScreenHeading.tsx";
+import { ORDER_OPTIONS, SelectField, whoOptions } from "../components/SelectField.tsx";
 import { Table } from "../components/Table.tsx";
 import { fromUtcInput, Time } from "../components/Time.tsx";
+import { useLoad } from "../components/useLoad.ts";
 import { usePaged } from "../components/usePaged.ts";
 
-interface Entry {
-  id: string;
-  at: string;
-  actor: { kind: string; login?: string; role?: string };
-  method: string;
-  path: string;
-  summary: string;
-  status: number;
-  errorCode?: number;
-  requestId?: string;
-}
+const PAGE_SIZES = ["10", "20", "50", "100"].map((s) => ({ value: s, label: s }));
 
-const PAGE_SIZES = ["10", "20", "50", "100"];
+const KINDS = [
+  { value: "", label: "Any change" },
+  { value: "account", label: "The account" },
+  { value: "admin", label: "Administrators" },
+  { value: "project", label: "Project definitions" },
+  { value: "user", label: "Users" },
+  { value: "apikey", label: "API keys" },
+];
+
+const OUTCOMES = [
+  { value: "", label: "Made or refused" },
+  { value: "true", label: "Refused only" },
+  { value: "false", label: "Made only" },
+];
 
 export function Audit({ context }: { context: AdminContext }) {
-  const [since, setSince] = useState("");
-  const [pagesize, setPagesize] = useState("20");
-  const [query, setQuery] = useState("pagesize=20");
-  const audit = usePaged<Entry>(context.client, `${context.accountPath}/audit?${query}`);
+  const { api } = context;
+  const admins = useLoad(api.admins.list, [api]);
+  const [filters, setFilters] = useState({
+    order: "newest",
+    by: "",
+    kind: "",
+    refused: "",
+    since: "",
+    pagesize: "20",
+  });
+  const set = (name: keyof typeof filters) => (value: string) => setFilters((f) => ({ ...f, [name]: value }));
+  const [query, setQuery] = useState(listingQuery({ order: "newest", pagesize: "20" }));
+  const audit = usePaged<AuditEntryView>(context.client, api.auditPath(query));
 
   const apply = (e: Event) => {
     e.preventDefault();
-    const params = new URLSearchParams({ pagesize });
-    if (since) params.set("since", fromUtcInput(since));
-    setQuery(params.toString());
+    setQuery(listingQuery({ ...filters, since: filters.since ? fromUtcInput(filters.since) : undefined }));
   };
 
   return (
     <section aria-labelledby="audit-title" aria-busy={audit.loading}>
       <ScreenHeading id="audit-title" title="Audit trail" />
-      <form class="toolbar" onSubmit={apply}>
-        <Field label="From (UTC)" name="since" type="datetime-local" value={since} onInput={setSince} />
-        <div class="field">
-          <label for="audit-pagesize">Entries per page</label>
-          <select
-            id="audit-pagesize"
-            value={pagesize}
-            onChange={(e) => setPagesize((e.target as HTMLSelectElement).value)}
-          >
-            {PAGE_SIZES.map((s) => (
-              <option key={s}>{s}</option>
-            ))}
-          </select>
-        </div>
+      <form class="toolbar" onSubmit={apply} aria-label="Which entries">
+        <SelectField label="Order" value={filters.order} options={ORDER_OPTIONS} onChange={set("order")} />
+        <SelectField
+          label="Who"
+          value={filters.by}
+          options={whoOptions((admins.value ?? []).map((a) => a.login))}
+          onChange={set("by")}
+        />
+        <SelectField label="Kind of change" value={filters.kind} options={KINDS} onChange={set("kind")} />
+        <SelectField label="Outcome" value={filters.refused} options={OUTCOMES} onChange={set("refused")} />
+        <Field
+          label="From (UTC)"
+          name="since"
+          type="datetime-local"
+          value={filters.since}
+          onInput={set("since")}
+        />
+        <SelectField
+          id="audit-pagesize"
+          label="Entries per page"
+          value={filters.pagesize}
+          options={PAGE_SIZES}
+          onChange={set("pagesize")}
+        />
         <button type="submit">Show</button>
       </form>
       <LoadStatus what="the audit trail" load={audit} />
@@ -87,7 +113,16 @@ export function Audit({ context }: { context: AdminContext }) {
               ),
             },
             { title: "Summary", cell: (e) => <bdi>{e.summary}</bdi> },
-            { title: "Status", cell: (e) => `${e.status}${e.errorCode ? ` / ${e.errorCode}` : ""}` },
+            {
+              title: "Status",
+              cell: (e) => (
+                <>
+                  {e.status}
+                  {e.errorCode ? ` / ${e.errorCode}` : ""}
+                  {e.status >= 400 && <span class="badge status-refused">refused</span>}
+                </>
+              ),
+            },
           ]}
         />
       )}

@@ -6,6 +6,7 @@
  * per project (drafts.ts) across an expired session, a 401 or a reload.
  */
 import { useLayoutEffect, useRef, useState } from "preact/hooks";
+import type { LoadedProject } from "../admin-api.ts";
 import type { AdminContext } from "../admin-context.ts";
 import { ApiFailure, type Problem, seg } from "../api.ts";
 import { DiffView } from "../components/DiffView.tsx";
@@ -15,7 +16,6 @@ import { useFocusOn } from "../components/focus.ts";
 import { type Draft, draftPlace, readDraft, writeDraft } from "../drafts.ts";
 import { locate } from "../json-location.ts";
 import { go } from "../route.ts";
-import type { LoadedProject } from "./Project.tsx";
 
 const NEW_PROJECT = {
   tables: {},

@@ -1,42 +1,35 @@
-/** One project: its definition, revisions, built-in users and API keys, on tabs. */
+/** One project: its definition, revisions, built-in users, API keys and settings, on tabs. */
 
+import type { LoadedProject } from "../admin-api.ts";
 import type { AdminContext } from "../admin-context.ts";
-import { seg } from "../api.ts";
 import { LoadStatus } from "../components/LoadStatus.tsx";
 import { ScreenHeading } from "../components/ScreenHeading.tsx";
 import { useLoad } from "../components/useLoad.ts";
 import { href } from "../route.ts";
 import { ApiKeys } from "./ApiKeys.tsx";
 import { DefinitionEditor } from "./DefinitionEditor.tsx";
+import { ProjectSettings } from "./ProjectSettings.tsx";
 import { Revisions } from "./Revisions.tsx";
 import { Users } from "./Users.tsx";
 
-export interface LoadedProject {
-  name: string;
-  revision: number;
-  definition: Record<string, unknown>;
-  /** The ETag of what was loaded: sent back as If-Match. */
-  etag: string;
-}
+/** Where it was declared before the admin API client had it (kept for older imports). */
+export type { LoadedProject };
 
 const TABS = [
   { id: "definition", label: "Definition" },
   { id: "revisions", label: "Revisions" },
   { id: "users", label: "Users" },
   { id: "keys", label: "API keys" },
+  { id: "settings", label: "Settings" },
 ];
 
 export function Project(props: { context: AdminContext; name: string | undefined; tab: string | undefined }) {
   const { context, name } = props;
   const tab = TABS.some((t) => t.id === props.tab) ? props.tab! : "definition";
-  const project = useLoad(async () => {
-    if (name === undefined) return undefined;
-    const r = await context.client.call<Omit<LoadedProject, "etag">>(
-      "GET",
-      `${context.accountPath}/projects/${seg(name)}`,
-    );
-    return { ...r.body, etag: r.headers.get("etag") ?? "" };
-  }, [context, name]);
+  const project = useLoad(
+    async (signal) => (name === undefined ? undefined : context.api.projects.get(name, signal)),
+    [context, name],
+  );
 
   if (name === undefined) {
     return (
@@ -75,6 +68,9 @@ export function Project(props: { context: AdminContext; name: string | undefined
       )}
       {tab === "users" && <Users context={context} project={name} roles={roles} />}
       {tab === "keys" && <ApiKeys context={context} project={name} roles={roles} />}
+      {loaded && tab === "settings" && (
+        <ProjectSettings context={context} project={loaded} onChanged={project.reload} />
+      )}
     </section>
   );
 }

@@ -7,17 +7,8 @@ import { Time } from "../components/Time.tsx";
 import { useLoad } from "../components/useLoad.ts";
 import { href } from "../route.ts";
 
-interface ProjectSummary {
-  name: string;
-  revision: number;
-  updated: string;
-}
-
 export function Projects({ context }: { context: AdminContext }) {
-  const projects = useLoad(
-    async () => (await context.client.call<ProjectSummary[]>("GET", `${context.accountPath}/projects`)).body,
-    [context],
-  );
+  const projects = useLoad(context.api.projects.list, [context]);
   return (
     <section aria-labelledby="projects-title" aria-busy={projects.loading}>
       <div class="heading">

@@ -1,27 +1,29 @@
-/** A project's definition history: view any revision, roll back to one (as a new revision). */
+/**
+ * A project's definition history, newest first (or oldest first), filtered by who stored
+ * each revision: view any revision, roll back to one (as a new revision).
+ */
 import { useState } from "preact/hooks";
+import {
+  type LoadedProject,
+  listingQuery,
+  type RevisionView,
+  type RevisionWithDefinitionView,
+} from "../admin-api.ts";
 import type { AdminContext } from "../admin-context.ts";
-import { ApiFailure, seg } from "../api.ts";
+import { ApiFailure } from "../api.ts";
 import { Confirm, Dialog } from "../components/Dialog.tsx";
 import { Done, ErrorNotice } from "../components/ErrorNotice.tsx";
 import { LoadStatus } from "../components/LoadStatus.tsx";
 import { Pager } from "../components/Pager.tsx";
 import { ScrollArea } from "../components/ScrollArea.tsx";
+import { ORDER_OPTIONS, SelectField, whoOptions } from "../components/SelectField.tsx";
 import { Table } from "../components/Table.tsx";
 import { Time } from "../components/Time.tsx";
+import { useLoad } from "../components/useLoad.ts";
 import { usePaged } from "../components/usePaged.ts";
 import { valueText } from "../components/Value.tsx";
-import type { LoadedProject } from "./Project.tsx";
 
-interface Revision {
-  revision: number;
-  by: { kind: string; login?: string; role?: string } | null;
-  at: string;
-  summary: string;
-  definition?: unknown;
-}
-
-const byText = (by: Revision["by"]) =>
+const byText = (by: RevisionView["by"]) =>
   !by ? "unknown" : by.kind === "operator" ? "the operator" : `${by.login ?? "?"} (${by.role ?? by.kind})`;
 
 export function Revisions(props: {
@@ -30,9 +32,15 @@ export function Revisions(props: {
   onRolledBack: () => void;
 }) {
   const { context, project } = props;
-  const projectPath = `${context.accountPath}/projects/${seg(project.name)}`;
-  const revisions = usePaged<Revision>(context.client, `${projectPath}/revisions?pagesize=20`);
-  const [viewing, setViewing] = useState<Revision>();
+  const { api } = context;
+  const admins = useLoad(api.admins.list, [api]);
+  const [order, setOrder] = useState("newest");
+  const [by, setBy] = useState("");
+  const revisions = usePaged<RevisionView>(
+    context.client,
+    api.revisions.path(project.name, listingQuery({ order, by, pagesize: "20" })),
+  );
+  const [viewing, setViewing] = useState<RevisionWithDefinitionView>();
   const [rollingBack, setRollingBack] = useState<number>();
   const [error, setError] = useState<unknown>();
   const [done, setDone] = useState<string>();
@@ -40,7 +48,7 @@ export function Revisions(props: {
   async function view(n: number) {
     setError(undefined);
     try {
-      setViewing((await context.client.call<Revision>("GET", `${projectPath}/revisions/${n}`)).body);
+      setViewing(await api.revisions.get(project.name, n));
     } catch (err) {
       setError(err);
     }
@@ -51,15 +59,8 @@ export function Revisions(props: {
     setError(undefined);
     setDone(undefined);
     try {
-      const r = await context.client.call<{ revision: number; summary: string }>(
-        "POST",
-        `${projectPath}/rollback`,
-        {
-          body: { revision: n },
-          headers: { "if-match": project.etag },
-        },
-      );
-      setDone(`Rolled back: stored revision ${r.body.revision} (${r.body.summary})`);
+      const r = await api.revisions.rollBack(project.name, n, project.etag);
+      setDone(`Rolled back: stored revision ${r.revision} (${r.summary})`);
       props.onRolledBack();
       revisions.reload();
     } catch (err) {
@@ -77,6 +78,15 @@ export function Revisions(props: {
 
   return (
     <div aria-busy={revisions.loading}>
+      <form class="toolbar" aria-label="Which revisions" onSubmit={(e) => e.preventDefault()}>
+        <SelectField label="Order" value={order} options={ORDER_OPTIONS} onChange={setOrder} />
+        <SelectField
+          label="Stored by"
+          value={by}
+          options={whoOptions((admins.value ?? []).map((a) => a.login))}
+          onChange={setBy}
+        />
+      </form>
       <ErrorNotice error={error} />
       <LoadStatus what="revisions" load={revisions} />
       <Done message={done} />

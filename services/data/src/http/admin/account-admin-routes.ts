@@ -13,8 +13,8 @@ import { checkIfMatch, etag, parseIfMatch, stateTag } from "../../../../../share
 import { readJsonBody } from "../../../../../shared/http/json-body.ts";
 import { parseBody } from "../../../../../shared/http/parse-body.ts";
 import { ADMIN_ROLES, type AdminRole } from "../../../../../shared/keys/key-record.ts";
-import { lastAdminProblem, newCredentialStamp } from "../../domain/account-admins.ts";
-import { requireAccountIncarnation } from "../../domain/project-changes.ts";
+import { lastAdminProblem, newCredentialStamp } from "../../domain/admin/account-admins.ts";
+import { requireAccountIncarnation } from "../../domain/admin/project-changes.ts";
 import type { StoredAdmin } from "../../store/admin-store.ts";
 import { type AdminRouteDeps, isoTime, requireAccountUid } from "./deps.ts";
 import { loginParam, nameParam } from "./params.ts";

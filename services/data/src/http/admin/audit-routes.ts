@@ -6,10 +6,12 @@
  */
 import type Router from "@koa/router";
 import type { Context } from "koa";
+import type { AuditEntryView } from "../../../../../shared/contracts/admin-api.ts";
 import { errors } from "../../../../../shared/errors.ts";
-import { parseQueryString, single } from "../../domain/query-params.ts";
-import { type AuditCursor, type AuditDoc, isAuditId } from "../../store/audit-store.ts";
+import { parseQueryString, single } from "../../domain/read/query-params.ts";
+import { type AuditCursor, type AuditDoc, type AuditFilter, isAuditId } from "../../store/audit-store.ts";
 import { type AdminRouteDeps, isoTime, requireAccount } from "./deps.ts";
+import { byParam, kindParam, nextPageQuery, orderParam, refusedParam } from "./listing-query.ts";
 import { page, pageSize } from "./paging.ts";
 import { nameParam, optionalNameQuery } from "./params.ts";
 
@@ -32,7 +34,7 @@ export function auditCursor(since: string | undefined): AuditCursor {
   return { from: new Date(Math.max(0, at)) };
 }
 
-const entryView = (e: AuditDoc) => ({
+const entryView = (e: AuditDoc): AuditEntryView => ({
   id: e._id,
   at: isoTime(e.at),
   account: e.account,
@@ -48,21 +50,39 @@ const entryView = (e: AuditDoc) => ({
 });
 
 /** An entry as the audit listings answer it. */
-export type AuditEntryView = ReturnType<typeof entryView>;
+export type { AuditEntryView };
+
+/** The filters a listing was asked for, as they go on in its `next_batch`. */
+const FILTER_PARAMS = ["order", "by", "kind", "refused"] as const;
 
 export function addAuditRoutes(router: Router, deps: AdminRouteDeps): void {
   const answer = async (
     ctx: Context,
-    filter: { account?: string; accountUid?: string },
+    owner: Pick<AuditFilter, "account" | "accountUid">,
     extra: [string, string][],
   ) => {
     const params = parseQueryString(ctx.querystring);
-    const from = auditCursor(single(params, "since"));
+    const since = single(params, "since");
+    const before = single(params, "before");
+    if (before !== undefined && !isAuditId(before)) {
+      throw errors.malformed("Parameter 'before' must be an audit entry's id");
+    }
+    const newestFirst = orderParam(single(params, "order")) === "newest";
+    const filter: AuditFilter = {
+      ...owner,
+      by: byParam(single(params, "by")),
+      pathPattern: kindParam(single(params, "kind")),
+      refused: refusedParam(single(params, "refused")),
+    };
     const limit = pageSize(params);
-    const fetched = await deps.audit.page(filter, from, limit + 1);
+    const fetched = await deps.audit.page(
+      filter,
+      { cursor: auditCursor(since), before, newestFirst },
+      limit + 1,
+    );
     ctx.body = page(ctx, deps.publicBaseUrl, fetched, limit, entryView, (last) => [
       ...extra,
-      ["since", last._id],
+      ...nextPageQuery(params, FILTER_PARAMS, newestFirst, since, last._id),
     ]);
   };
 

@@ -3,7 +3,7 @@
  * grammar (a path outside every account: the operator's alone; docs/admin-api.md).
  */
 import type Router from "@koa/router";
-import { storedNamesOutsideGrammar } from "../../domain/name-check.ts";
+import { storedNamesOutsideGrammar } from "../../domain/admin/name-check.ts";
 import type { AdminRouteDeps } from "./deps.ts";
 
 export function addNameCheckRoutes(router: Router, deps: AdminRouteDeps): void {

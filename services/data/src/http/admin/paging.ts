@@ -5,7 +5,7 @@
  */
 import type { Context } from "koa";
 import { originOf } from "../../../../../shared/http/forwarding.ts";
-import { encodeQuery, intParam, type QueryParams } from "../../domain/query-params.ts";
+import { encodeQuery, intParam, type QueryParams } from "../../domain/read/query-params.ts";
 
 export const ADMIN_PAGESIZE_DEFAULT = 20;
 export const ADMIN_PAGESIZE_MAX = 1000;

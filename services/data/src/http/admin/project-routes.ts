@@ -4,20 +4,20 @@
  * making it, rollback to an earlier revision, and `ETag`/`If-Match` on the
  * project's incarnation and revision so that a change (or deletion) made
  * against a stale copy fails with 412. Secret fields are answered masked
- * (domain/definition-secrets.ts).
+ * (domain/definition/definition-secrets.ts).
  */
 import type Router from "@koa/router";
 import type { Context } from "koa";
 import { z } from "zod";
 import { actorOf, noteAudit } from "../../../../../shared/admin-access/audit.ts";
 import { callerOf } from "../../../../../shared/admin-access/gate.ts";
+import type { RevisionView } from "../../../../../shared/contracts/admin-api.ts";
 import { errors } from "../../../../../shared/errors.ts";
 import { etag, parseIfMatch } from "../../../../../shared/http/if-match.ts";
 import { readJsonBody } from "../../../../../shared/http/json-body.ts";
 import { parseBody } from "../../../../../shared/http/parse-body.ts";
 import type { RequestState } from "../../../../../shared/http/request-context.ts";
-import { maskSecrets } from "../../domain/definition-secrets.ts";
-import { deleteProject } from "../../domain/deletions.ts";
+import { deleteProject } from "../../domain/admin/deletions.ts";
 import {
   type AppliedChange,
   applyProjectChange,
@@ -27,18 +27,20 @@ import {
   previewProjectChange,
   projectTag,
   requireAccountIncarnation,
-} from "../../domain/project-changes.ts";
-import { parseProjectDefinition } from "../../domain/project-definition.ts";
-import { intParam, parseQueryString, single } from "../../domain/query-params.ts";
-import { definitionIndexes } from "../../domain/table-indexes.ts";
+} from "../../domain/admin/project-changes.ts";
+import { maskSecrets } from "../../domain/definition/definition-secrets.ts";
+import { parseDefinitionStructure } from "../../domain/definition/project-definition.ts";
+import { definitionIndexes } from "../../domain/model/table-indexes.ts";
+import { intParam, parseQueryString, single } from "../../domain/read/query-params.ts";
 import type { StoredRevision } from "../../store/revision-store.ts";
 import { type AdminRouteDeps, isoTime, requireAccount, requireAccountUid, requireProject } from "./deps.ts";
+import { byParam, nextPageQuery, orderParam } from "./listing-query.ts";
 import { page, pageSize } from "./paging.ts";
 import { booleanParam, nameParam, revisionParam } from "./params.ts";
 
 const rollbackBody = z.strictObject({ revision: z.number().int().positive() });
 
-const revisionView = (r: StoredRevision) => ({
+const revisionView = (r: StoredRevision): RevisionView => ({
   revision: r.revision,
   by: r.by,
   at: isoTime(r.at),
@@ -120,7 +122,7 @@ export function addProjectRoutes(router: Router, deps: AdminRouteDeps): void {
     await requireAccount(deps, account, ctx);
     const stored = await deps.meta.getProjectWithStorage(account, project);
     if (!stored) throw errors.notFound(`No project '${project}' in account '${account}'`);
-    const parsed = parseProjectDefinition(stored.definition);
+    const parsed = parseDefinitionStructure(stored.definition);
     const wanted = parsed.ok ? definitionIndexes(parsed.definition) : new Map();
     ctx.body = { indexes: await deps.indexes.status(stored.storage, wanted) };
   });
@@ -129,16 +131,29 @@ export function addProjectRoutes(router: Router, deps: AdminRouteDeps): void {
     const { account, project } = where(ctx);
     const params = parseQueryString(ctx.querystring);
     const since = intParam(params, "since", 0, 0, 999_999_999);
+    const before =
+      single(params, "before") === undefined ? undefined : intParam(params, "before", 0, 1, 999_999_999);
+    const newestFirst = orderParam(single(params, "order")) === "newest";
+    const by = byParam(single(params, "by"));
     const limit = pageSize(params);
     const stored = await requireProject(deps, account, project, ctx);
     const fetched = await deps.revisions.list(stored.uid, {
       after: since,
+      before,
       upTo: stored.revision,
       limit: limit + 1,
+      by,
+      newestFirst,
     });
-    ctx.body = page(ctx, deps.publicBaseUrl, fetched, limit, revisionView, (last) => [
-      ["since", String(last.revision)],
-    ]);
+    ctx.body = page(ctx, deps.publicBaseUrl, fetched, limit, revisionView, (last) =>
+      nextPageQuery(
+        params,
+        ["order", "by"],
+        newestFirst,
+        since > 0 ? String(since) : undefined,
+        String(last.revision),
+      ),
+    );
   });
 
   router.get("/accounts/:account/projects/:project/revisions/:revision", async (ctx) => {

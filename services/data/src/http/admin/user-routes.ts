@@ -9,25 +9,27 @@ import type Router from "@koa/router";
 import type { Context } from "koa";
 import { z } from "zod";
 import { noteAudit } from "../../../../../shared/admin-access/audit.ts";
+import type { UserView } from "../../../../../shared/contracts/admin-api.ts";
 import { errors } from "../../../../../shared/errors.ts";
 import { checkIfMatch, etag, parseIfMatch, stateTag } from "../../../../../shared/http/if-match.ts";
 import { readJsonBody } from "../../../../../shared/http/json-body.ts";
 import { parseBody } from "../../../../../shared/http/parse-body.ts";
-import { holdProject } from "../../domain/project-changes.ts";
-import { keyLifetimeSecondsSchema } from "../../domain/project-definition.ts";
+import { holdProject } from "../../domain/admin/project-changes.ts";
+import { keyLifetimeSecondsSchema } from "../../domain/definition/project-definition.ts";
 import type { StoredProject } from "../../store/meta-store.ts";
 import type { StoredUser } from "../../store/user-store.ts";
 import { type AdminRouteDeps, requireProject } from "./deps.ts";
 import { loginParam, nameParam } from "./params.ts";
 
 const userBody = z.strictObject({
-  password: z.string().min(1).max(1024),
+  /** Required to create a user; without it an update keeps the password (a change of roles, say). */
+  password: z.string().min(1).max(1024).optional(),
   roles: z.array(z.string().min(1).max(100)).max(100),
   globals: z.record(z.string().max(200), z.unknown()).optional(),
   keyLifetimeSeconds: keyLifetimeSecondsSchema.optional(),
 });
 
-const userView = (u: Omit<StoredUser, "passwordHash">) => ({
+const userView = (u: Omit<StoredUser, "passwordHash">): UserView => ({
   username: u.username,
   roles: u.roles,
   globals: u.globals,
@@ -70,7 +72,7 @@ export function addUserRoutes(router: Router, deps: AdminRouteDeps): void {
     const definition = stored.definition as { roles?: Record<string, unknown> };
     const unknown = body.roles.filter((r) => !Object.hasOwn(definition.roles ?? {}, r));
     if (unknown.length > 0) throw errors.malformed(`Unknown role(s) for this project: ${unknown.join(", ")}`);
-    const policy = deps.hasher.policyProblem(body.password);
+    const policy = body.password === undefined ? undefined : deps.hasher.policyProblem(body.password);
     if (policy) throw errors.malformed(`Password rejected: ${policy}`);
     const user = {
       username,
@@ -78,14 +80,17 @@ export function addUserRoutes(router: Router, deps: AdminRouteDeps): void {
       globals: body.globals ?? {},
       keyLifetimeSeconds: body.keyLifetimeSeconds,
     };
-    const written = { ...user, passwordHash: await deps.hasher.hash(body.password) };
-    const created = await holdUsers(stored, async () => {
+    const newHash = body.password === undefined ? undefined : await deps.hasher.hash(body.password);
+    const { created, written } = await holdUsers(stored, async () => {
       const existing = await deps.users.get(stored, username);
       checkIfMatch(precondition, existing ? userTag(stored, existing) : undefined, `User '${username}'`);
-      return deps.users.put(stored, written);
+      const passwordHash = newHash ?? existing?.passwordHash;
+      if (passwordHash === undefined) throw errors.malformed("A new user needs a password");
+      const written = { ...user, passwordHash };
+      return { created: await deps.users.put(stored, written), written };
     });
     noteAudit(ctx, {
-      summary: `user '${username}' ${created ? "created" : "updated"} with roles [${body.roles.join(", ")}]`,
+      summary: `user '${username}' ${created ? "created" : "updated"} with roles [${body.roles.join(", ")}]${body.password === undefined ? ", password kept" : ""}`,
     });
     ctx.status = created ? 201 : 200;
     ctx.set("ETag", etag(userTag(stored, written)));

@@ -1,0 +1,131 @@
+/** The console: an administrator's session and screens, and the data explorer. */
+import "../styles.css";
+import { render } from "preact";
+import { useMemo } from "preact/hooks";
+import { adminContext } from "../admin-context.ts";
+import { forgetAllDrafts } from "../drafts.ts";
+import { Explorer } from "../explorer/Explorer.tsx";
+import { go, href, useRoute } from "../route.ts";
+import { Account } from "../screens/Account.tsx";
+import { Admins } from "../screens/Admins.tsx";
+import { Audit } from "../screens/Audit.tsx";
+import { Project } from "../screens/Project.tsx";
+import { Projects } from "../screens/Projects.tsx";
+import { SignIn } from "../screens/SignIn.tsx";
+import { adminSessions } from "../session.ts";
+import { useSession } from "../use-session.ts";
+
+const NAV = [
+  { route: "projects", label: "Projects" },
+  { route: "admins", label: "Administrators" },
+  { route: "audit", label: "Audit trail" },
+  { route: "explorer", label: "Data explorer" },
+];
+
+function App() {
+  const admin = useSession(adminSessions, { name: "admin session", again: "Sign in again." });
+  const route = useRoute();
+  const context = useMemo(
+    () => admin.session && admin.client && adminContext(admin.session, admin.client, admin.signIn),
+    [admin.client],
+  );
+  // Signing out on purpose forgets unsaved drafts; a session that expired keeps them.
+  const logOut = () => {
+    forgetAllDrafts();
+    void admin.signOut();
+  };
+
+  const [first = "projects", ...rest] = route;
+  if (first === "explorer") {
+    return (
+      <Layout context={context} current="explorer" onSignOut={logOut}>
+        <Explorer admin={context} />
+      </Layout>
+    );
+  }
+  if (!context) {
+    return (
+      <SignIn
+        notice={admin.notice}
+        onSignedIn={(s) => {
+          admin.signIn(s);
+          // Back where the session ended (an expiry, a 401), else the projects.
+          if (route.length === 0) go("projects");
+        }}
+      />
+    );
+  }
+  let screen = <Projects context={context} />;
+  if (first === "projects" && rest[0]) screen = <Project context={context} name={rest[0]} tab={rest[1]} />;
+  if (first === "new-project") screen = <Project context={context} name={undefined} tab="definition" />;
+  if (first === "admins") screen = <Admins context={context} />;
+  if (first === "audit") screen = <Audit context={context} />;
+  if (first === "account") screen = <Account context={context} />;
+  return (
+    <Layout context={context} current={first} onSignOut={logOut}>
+      {screen}
+    </Layout>
+  );
+}
+
+function Layout(props: {
+  context: ReturnType<typeof adminContext> | undefined;
+  current: string;
+  onSignOut: () => void;
+  children: preact.ComponentChildren;
+}) {
+  const { context } = props;
+  return (
+    <>
+      <button type="button" class="skip" onClick={() => document.getElementById("main")?.focus()}>
+        Skip to content
+      </button>
+      <header class="topbar">
+        <span class="brand">Tessera console</span>
+        <nav aria-label="Sections">
+          {(context ? NAV : NAV.slice(-1)).map((n) => (
+            <a
+              key={n.route}
+              href={href(n.route)}
+              aria-current={props.current === n.route ? "page" : undefined}
+            >
+              {n.label}
+            </a>
+          ))}
+        </nav>
+        <span class="who">
+          {context ? (
+            <>
+              <a
+                class="who-name"
+                href={href("account")}
+                aria-current={props.current === "account" ? "page" : undefined}
+              >
+                <span class="sr-only">Your account: </span>
+                {context.session.login} @ {context.session.account}
+              </a>
+              <span class={`badge role-${context.session.role === "admin" ? "admin" : "reader"}`}>
+                {context.session.role}
+              </span>
+              <button type="button" onClick={props.onSignOut}>
+                Sign out
+              </button>
+            </>
+          ) : (
+            <a href={href("projects")}>Administrator sign-in</a>
+          )}
+        </span>
+      </header>
+      <main id="main" tabIndex={-1}>
+        {context?.readOnly && (
+          <p class="notice info">
+            You are signed in as a reader: you can look at everything and change nothing.
+          </p>
+        )}
+        {props.children}
+      </main>
+    </>
+  );
+}
+
+render(<App />, document.getElementById("app")!);

@@ -1,0 +1,175 @@
+/**
+ * Turns request parameters and role restrictions into one MongoDB query and
+ * sort: client filters (filter, sysfilter — repeated ones AND together), the
+ * resource's own filter, and the role's row filters; ordering with the key as
+ * the final tie-breaker.
+ */
+
+import { errors } from "../../../../../shared/errors.ts";
+import {
+  type AttributeSchema,
+  compileFilter,
+  compileOrder,
+  parseFilter,
+  parseOrder,
+  parseSysfilter,
+  parseSysorder,
+} from "../../query/index.ts";
+import type { RowDocument, RowQuery } from "../../store/tenant-rows.ts";
+import { distinctByJson } from "../model/column-values.ts";
+import type { Relationship, ResourceModel, TableModel } from "../model/project-model.ts";
+import type { Permission } from "./authorization.ts";
+
+export type SortSpec = [string, 1 | -1][];
+
+/**
+ * What a project definition writes once — row filters, a resource's filter and order, and the
+ * schemas they are checked against — is parsed once per project model (a model is one revision of
+ * a project) and kept with the table or resource it belongs to. Only the globals a key binds into
+ * a filter differ per request, so only that last step runs every time.
+ */
+const definitionParts = new WeakMap<TableModel | ResourceModel, Map<string, unknown>>();
+
+function once<T>(owner: TableModel | ResourceModel, part: string, make: () => T): T {
+  let parts = definitionParts.get(owner);
+  if (!parts) {
+    parts = new Map();
+    definitionParts.set(owner, parts);
+  }
+  if (!parts.has(part)) parts.set(part, make());
+  return parts.get(part) as T;
+}
+
+export interface ClientQuery {
+  filters: string[];
+  sysfilters: string[];
+  orders: string[];
+  sysorders: string[];
+}
+
+export function resourceSchema(resource: ResourceModel, visible: Set<string> | null): AttributeSchema {
+  const schema: AttributeSchema = {};
+  for (const attr of resource.attributes) {
+    if (visible && !visible.has(attr.column.name)) continue;
+    schema[attr.name] = { field: attr.column.name, type: attr.column.type };
+  }
+  return schema;
+}
+
+/** Every attribute of the resource: what its own filter and order may name. */
+function definedSchema(resource: ResourceModel): AttributeSchema {
+  return once(resource, "schema", () => resourceSchema(resource, null));
+}
+
+export function tableSchema(table: TableModel): AttributeSchema {
+  const schema: AttributeSchema = {};
+  for (const c of table.columns.values()) schema[c.name] = { field: c.name, type: c.type };
+  return schema;
+}
+
+/** The row-level security part: rows one of the granting roles' filters admits. */
+export function rowFilterQuery(
+  table: TableModel,
+  permission: Permission,
+  globals: Record<string, unknown>,
+): RowQuery | null {
+  if (!permission.rowFilters) return null;
+  const schema = once(table, "schema", () => tableSchema(table));
+  const parts = permission.rowFilters.map((text) =>
+    compileFilter(
+      once(table, `row filter ${text}`, () => parseFilter(text, "row filter")),
+      schema,
+      globals,
+      { label: "row filter" },
+    ),
+  );
+  return parts.length === 1 ? parts[0]! : { $or: parts };
+}
+
+export function buildQuery(
+  resource: ResourceModel,
+  permission: Permission,
+  globals: Record<string, unknown>,
+  client: ClientQuery,
+): RowQuery {
+  const schema = resourceSchema(resource, permission.columns);
+  const parts: RowQuery[] = [];
+  for (const text of client.filters) parts.push(compileFilter(parseFilter(text), schema, globals));
+  for (const text of client.sysfilters) parts.push(compileFilter(parseSysfilter(text), schema, globals));
+  const filter = resource.filter;
+  if (filter) {
+    const parsed = once(resource, "filter", () => parseFilter(filter));
+    parts.push(compileFilter(parsed, definedSchema(resource), globals));
+  }
+  const rows = rowFilterQuery(resource.table, permission, globals);
+  if (rows) parts.push(rows);
+  return and(parts);
+}
+
+/** The children of one parent row through `rel`: each foreign-key column equal to the parent's key column. */
+export function childrenQuery(rel: Relationship, parent: Record<string, unknown>): RowQuery {
+  return foreignKeyEquals(
+    rel,
+    rel.parentColumns.map((c) => parent[c]),
+  );
+}
+
+/**
+ * The children of any of several parents through `rel`, given the parents' key tuples (values of
+ * `rel.parentColumns`): `$in` on a one-column foreign key, else one `$or` branch per parent.
+ * Repeated tuples are asked for once.
+ */
+export function childrenOfAnyQuery(rel: Relationship, parentKeys: unknown[][]): RowQuery {
+  const tuples = distinctByJson(parentKeys);
+  if (rel.childColumns.length === 1) return { [rel.childColumns[0]!]: { $in: tuples.map((t) => t[0]) } };
+  return { $or: tuples.map((t) => foreignKeyEquals(rel, t)) };
+}
+
+/** Each foreign-key column of `rel` equal to the parent key value in the same position. */
+function foreignKeyEquals(rel: Relationship, parentKey: unknown[]): RowQuery {
+  return Object.fromEntries(rel.childColumns.map((c, i) => [c, { $eq: parentKey[i] }]));
+}
+
+export function and(parts: RowQuery[]): RowQuery {
+  const kept = parts.filter((p) => Object.keys(p).length > 0);
+  if (kept.length === 0) return {};
+  return kept.length === 1 ? kept[0]! : { $and: kept };
+}
+
+export function buildSort(resource: ResourceModel, permission: Permission, client: ClientQuery): SortSpec {
+  const schema = resourceSchema(resource, permission.columns);
+  const sort: SortSpec = [];
+  const push = (pairs: SortSpec) => {
+    for (const [field, dir] of pairs) if (!sort.some(([f]) => f === field)) sort.push([field, dir]);
+  };
+  for (const text of client.orders) push(compileOrder(parseOrder(text), schema));
+  for (const text of client.sysorders) push(compileOrder(parseSysorder(text), schema));
+  const order = resource.order;
+  if (sort.length === 0 && order)
+    push(once(resource, "order", () => compileOrder(parseOrder(order), definedSchema(resource))));
+  for (const k of resource.table.key) if (!sort.some(([f]) => f === k)) sort.push([k, 1]);
+  return sort;
+}
+
+/** True when the sort is the key in ascending order: the case where keyset paging applies. */
+export function isKeyOrder(table: TableModel, sort: SortSpec): boolean {
+  return sort.length === table.key.length && sort.every(([f, d], i) => f === table.key[i] && d === 1);
+}
+
+/** Where the next page starts when keyset paging applies (the last row's key), else undefined. */
+export function pagekeyAfter(table: TableModel, sort: SortSpec, last: RowDocument): unknown[] | undefined {
+  return isKeyOrder(table, sort) ? table.key.map((k) => last[k]) : undefined;
+}
+
+/** Rows strictly after `last` in key order (lexicographic over the key columns). */
+export function afterKey(table: TableModel, last: unknown[]): RowQuery {
+  if (last.length !== table.key.length)
+    throw errors.malformed("The paging position does not fit this resource");
+  const alternatives: RowQuery[] = table.key.map((k, i) => {
+    const clause: RowQuery = {};
+    for (let j = 0; j < i; j++) clause[table.key[j]!] = { $eq: last[j] };
+    clause[k] = { $gt: last[i] };
+    return clause;
+  });
+  return alternatives.length === 1 ? alternatives[0]! : { $or: alternatives };
+}

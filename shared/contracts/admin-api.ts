@@ -1,0 +1,137 @@
+/**
+ * The admin API's answers and bodies as they travel (docs/admin-api.md). The data
+ * service types its views with them and the console reads them, so both sides
+ * name one shape. Types and plain constants only: nothing here may import server
+ * code, because the console's browser build imports this file.
+ */
+
+/** Who made a change (an audit entry's `actor`, a revision's `by`). */
+export type ActorView = { kind: "operator" } | { kind: "admin"; login: string; role: string };
+
+export interface AccountView {
+  name: string;
+  displayName: string | null;
+  created: string | null;
+  projects?: string[];
+  rateLimits?: { account: number | null; key: number | null };
+}
+
+export interface AdminView {
+  login: string;
+  role: string;
+  created: string | null;
+  updated: string | null;
+}
+
+/** `PUT …/admins/{login}`: `password` is required to create one, optional to change one. */
+export interface AdminBody {
+  password?: string;
+  role: string;
+}
+
+export interface ProjectSummaryView {
+  name: string;
+  revision: number;
+  updated: string | null;
+}
+
+export interface ProjectView {
+  name: string;
+  revision: number;
+  definition: Record<string, unknown>;
+}
+
+/** What a definition PUT, a rollback and a project DELETE answer. */
+export interface ProjectChangeView {
+  name: string;
+  revision: number;
+  summary: string;
+}
+
+export interface RevisionView {
+  revision: number;
+  by: ActorView | null;
+  at: string | null;
+  summary: string;
+}
+
+export interface RevisionWithDefinitionView extends RevisionView {
+  definition: unknown;
+}
+
+export interface UserView {
+  username: string;
+  roles: string[];
+  globals: Record<string, unknown>;
+  keyLifetimeSeconds: number | null;
+}
+
+/** `PUT …/users/{username}`: `password` is required to create a user, optional to change one. */
+export interface UserBody {
+  password?: string;
+  roles: string[];
+  globals?: Record<string, unknown>;
+  keyLifetimeSeconds?: number;
+}
+
+export interface ApiKeyView {
+  id: string;
+  name: string;
+  kind: string;
+  status: string;
+  roles: string[];
+  expiration: string | null;
+  userIdentifier?: string | null;
+  description?: string | null;
+  created?: string;
+  /** Only in the answer that created the key. */
+  apikey?: string;
+}
+
+export interface ApiKeyBody {
+  name: string;
+  roles: string[];
+  description?: string;
+  expiration?: string;
+  globals?: Record<string, unknown>;
+  userIdentifier?: string;
+  apikey?: string;
+}
+
+export interface AuditEntryView {
+  id: string;
+  at: string | null;
+  account: string | null;
+  incarnation: string | null;
+  actor: ActorView;
+  method: string;
+  path: string;
+  summary: string;
+  status: number;
+  errorCode?: number;
+  requestId: string;
+  clientRequestId?: string;
+}
+
+/** What an administrator's `@authentication` answers a login (and a password change). */
+export interface AdminLoginView {
+  apikey: string;
+  expiration: string | null;
+  userIdentifier: string;
+  roles: string[];
+  changePasswordResult?: "success" | "failure";
+  changePasswordMessage?: string;
+}
+
+/** The kinds of change the audit listings filter by (`kind=`): what the path names. */
+export const AUDIT_KINDS = ["account", "admin", "project", "user", "apikey"] as const;
+export type AuditKind = (typeof AUDIT_KINDS)[number];
+
+/** The order of the audit and revision listings (`order=`): oldest first is the default. */
+export const LISTING_ORDERS = ["oldest", "newest"] as const;
+export type ListingOrder = (typeof LISTING_ORDERS)[number];
+
+/** `by=` of the audit and revision listings: the operator's changes, or one administrator's. */
+export function byParam(actor: ActorView): string {
+  return actor.kind === "operator" ? "operator" : `admin:${actor.login}`;
+}
