@@ -12,8 +12,8 @@ import { csvRecords } from "./csv-records.ts";
 const EXPORT_PAGE = 2000;
 
 function nextLink(link: string | null): string | undefined {
-  const m = link && /<([^>]+)>\s*;\s*rel="?next"?/.exec(link);
-  return m ? localPath(m[1]!) : undefined;
+  const target = link ? /<([^>]+)>\s*;\s*rel="?next"?/.exec(link)?.[1] : undefined;
+  return target ? localPath(target) : undefined;
 }
 
 /** The records of a CSV page after its header row (its first line: headers never hold a line break). */

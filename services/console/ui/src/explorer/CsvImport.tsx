@@ -29,8 +29,8 @@ function objectOf(record: CsvRecord, header: ColumnInfo[]): Record<string, unkno
   if (record.fields.length !== header.length)
     return `has ${record.fields.length} fields, the header ${header.length}`;
   const object: Record<string, unknown> = {};
-  for (const [i, field] of record.fields.entries()) {
-    const column = header[i]!;
+  for (const [i, column] of header.entries()) {
+    const field = record.fields[i] ?? { text: "", quoted: false };
     if (field.text === "" && !field.quoted) continue;
     const typed = typedValue(column.type, { text: field.text, isNull: false });
     if (!typed.ok) return `${column.name} ${typed.message}`;
@@ -61,7 +61,7 @@ export function CsvImport(props: {
       const unknown = names.filter((n) => !props.columns.some((c) => c.name === n));
       if (unknown.length > 0)
         throw new Error(`Not attributes of this collection: ${unknown.join(", ")}. Nothing was imported.`);
-      header = names.map((n) => props.columns.find((c) => c.name === n)!);
+      header = names.flatMap((n) => props.columns.filter((c) => c.name === n));
     } catch (err) {
       setError(err);
       return;

@@ -12,7 +12,7 @@ export function FilterBuilder(props: { columns: ColumnInfo[]; onAdd: (condition:
   const column = props.columns.find((c) => c.name === name) ?? props.columns[0];
   const operators = column ? operatorsFor(column.type) : [];
   const [chosen, setOperator] = useState<Operator>("=");
-  const operator = operators.includes(chosen) ? chosen : operators[0]!;
+  const operator = operators.includes(chosen) ? chosen : (operators[0] ?? "is null");
   const [value, setValue] = useState("");
   if (!column) return null;
   const inputType =

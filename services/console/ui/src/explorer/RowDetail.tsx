@@ -69,7 +69,9 @@ export function RowDetail(props: {
   const children = childNamesOf([row], props.children);
   const attributes = attributesOf(row, props.columns, children);
   const typeOf = (name: string) => attributes.find((a) => a.name === name)?.type ?? "string";
-  const changed = Object.keys(edits).filter((k) => draftChanged(typeOf(k), row[k], edits[k]!));
+  const changed = Object.entries(edits)
+    .filter(([k, draft]) => draftChanged(typeOf(k), row[k], draft))
+    .map(([k]) => k);
 
   async function reload() {
     if (!href) return;
@@ -95,7 +97,7 @@ export function RowDetail(props: {
     const body: Record<string, unknown> = { "@metadata": { checksum: meta.checksum } };
     const problems: Record<string, string> = {};
     for (const k of changed) {
-      const typed = typedValue(typeOf(k), edits[k]!);
+      const typed = typedValue(typeOf(k), edits[k] ?? { text: "", isNull: true });
       if (typed.ok) body[k] = typed.value;
       else problems[k] = typed.message;
     }

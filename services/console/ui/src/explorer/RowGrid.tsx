@@ -130,8 +130,8 @@ export function RowGrid(props: {
   const failure = pages.error instanceof ApiFailure ? pages.error : undefined;
   const place = failure?.errorCode === 4002 ? queryErrorPlace(failure.message) : undefined;
   const errorAt = (name: "filter" | "order") =>
-    place && (place.parameter === name || place.parameter === `sys${name}`)
-      ? { message: failure!.message, place, failure }
+    failure && place && (place.parameter === name || place.parameter === `sys${name}`)
+      ? { message: failure.message, place, failure }
       : undefined;
 
   const lastPage = pages.complete ? Math.max(1, Math.ceil(rows.length / view.pagesize)) : undefined;

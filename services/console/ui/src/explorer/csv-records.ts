@@ -29,7 +29,8 @@ export function csvRecords(input: string): CsvRecord[] {
   let i = 0;
   const endRecord = () => {
     // A blank line is no record.
-    if (!(fields.length === 1 && fields[0]!.text === "" && !fields[0]!.quoted))
+    const [only, ...more] = fields;
+    if (more.length > 0 || only === undefined || only.text !== "" || only.quoted)
       records.push({ line: start, fields });
     fields = [];
   };

@@ -61,7 +61,8 @@ export function andCondition(filter: string, condition: string): string {
 export function sortOf(order: string, name: string): "ascending" | "descending" | undefined {
   const m = /^\s*("(?:[^"]|"")*"|[A-Za-z_][A-Za-z0-9_]*)(?:\s+(asc|desc))?\s*(,|$)/i.exec(order);
   if (!m) return undefined;
-  const first = m[1]!.startsWith('"') ? m[1]!.slice(1, -1).replaceAll('""', '"') : m[1];
+  const word = m[1] ?? "";
+  const first = word.startsWith('"') ? word.slice(1, -1).replaceAll('""', '"') : word;
   if (first !== name) return undefined;
   return m[2]?.toLowerCase() === "desc" ? "descending" : "ascending";
 }
