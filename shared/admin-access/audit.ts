@@ -6,6 +6,8 @@
  * (and the client's X-Request-Id apart from it). Summaries are written
  * by the handlers and never hold a password or a key value. A report that cannot
  * be stored is logged and does not change the answer (the change was made).
+ * The data API reports the writes an account administrator makes with their own
+ * admin key the same way (`auditedWhenAdmin`: the caller is known from the key).
  */
 import type { Context } from "koa";
 import { ApiError } from "../errors.ts";
@@ -57,6 +59,8 @@ export interface AuditNote {
 
 interface AuditState extends RequestState {
   audit?: AuditNote;
+  /** Who is calling, once known (see auditAs). */
+  auditCaller?: { caller: AdminCaller; account: string | undefined };
 }
 
 export function noteAudit(ctx: Context, note: AuditNote): void {
@@ -93,6 +97,29 @@ export async function audited(
   run: () => Promise<void>,
 ): Promise<void> {
   if (READ_METHODS.has(ctx.method)) return run();
+  auditAs(ctx, caller, account);
+  return auditedWhenAdmin(ctx, sink, run);
+}
+
+/**
+ * Names the administrator a request turned out to come from, once its handler
+ * knows (the data API learns it from the key): `auditedWhenAdmin` reports it.
+ */
+export function auditAs(ctx: Context, caller: AdminCaller, account: string | undefined): void {
+  (ctx.state as AuditState).auditCaller = { caller, account };
+}
+
+/**
+ * Runs the request and reports it to the sink (changes only) when, by its end,
+ * it was found to be an administrator's (`auditAs`): for routes anyone with a key
+ * may call (the data API), where only administrators' changes are audited.
+ */
+export async function auditedWhenAdmin(
+  ctx: Context,
+  sink: AuditSink,
+  run: () => Promise<void>,
+): Promise<void> {
+  if (READ_METHODS.has(ctx.method)) return run();
   let failure: unknown;
   try {
     await run();
@@ -100,13 +127,13 @@ export async function audited(
     failure = err;
   }
   const state = ctx.state as AuditState;
-  if (!state.audit?.skip) {
+  if (state.auditCaller && !state.audit?.skip) {
     const apiError = failure instanceof ApiError ? failure : undefined;
     const status = failure === undefined ? ctx.status : (apiError?.statusCode ?? 500);
     const report: AuditReport = {
-      account,
+      account: state.auditCaller.account,
       accountUid: state.audit?.accountUid,
-      actor: actorOf(caller),
+      actor: actorOf(state.auditCaller.caller),
       method: ctx.method,
       path: clipped(shownPath(ctx), MAX_PATH),
       summary: clipped(state.audit?.summary ?? "", MAX_SUMMARY),

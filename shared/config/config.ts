@@ -172,6 +172,11 @@ export const dataConfigSchema = z.object({
   WRITE_LEASE_MS: z.coerce.number().int().min(300).default(15_000),
   /** How often each data-service process looks for abandoned write intents to complete. */
   WRITE_RECOVERY_INTERVAL_MS: z.coerce.number().int().min(50).default(5000),
+  /**
+   * How long a committed write's answer waits for a Redis replica to have the step that completed it
+   * (docs/realtime.md#failover); 0: it does not wait. Not on a Redis Cluster.
+   */
+  WRITE_REPLICA_WAIT_MS: z.coerce.number().int().min(0).default(1000),
   /** The change feed (docs/realtime.md): every committed write appends its row changes to the project's stream. */
   FEED_ENABLED: z
     .enum(["true", "false"])

@@ -60,6 +60,11 @@ export function feedStreamKey(prefix: string, database: string, collectionPrefix
   return `${prefix}feed:{${database}}:${collectionPrefix}`;
 }
 
+/** The scratch key a data-service process writes before it waits for a replica (replica-acks.ts). */
+export function replicaAckKey(prefix: string): string {
+  return `${prefix}replica-ack`;
+}
+
 /** Generated-key sequences of one tenant database (single-key commands only). */
 export function sequenceKey(prefix: string, database: string): string {
   return `${prefix}seq:${database}`;

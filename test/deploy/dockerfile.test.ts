@@ -8,6 +8,7 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { expect } from "chai";
+import { treeImports } from "../support/import-graph.ts";
 import { byName, deployDir, render, repoRoot, type Workload } from "./support.ts";
 
 interface Stage {
@@ -136,6 +137,20 @@ describe("deploy/Dockerfile", () => {
       });
     });
   }
+
+  it("copies into the console's build stage every folder outside the console that its browser code imports", () => {
+    const ui = path.join(repoRoot, "services/console/ui/src");
+    const outside = new Set(
+      treeImports(ui)
+        .filter((i) => i.target.startsWith(".."))
+        .map((i) => path.relative(repoRoot, path.resolve(ui, i.target)).split(path.sep)[0]!),
+    );
+    expect([...outside], "the console imports shared/ (names, contracts)").to.include("shared");
+    const copied = stage("console-build")
+      .instructions.filter((i) => i.op === "COPY" && !i.args.includes("--from"))
+      .map((i) => i.args.split(/\s+/)[0]);
+    for (const folder of outside) expect(copied, folder).to.include(folder);
+  });
 
   it("builds the console's files in a stage of its own and copies only the result into the console image", () => {
     const build = stage("console-build").instructions;

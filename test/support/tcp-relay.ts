@@ -11,6 +11,7 @@ export class TcpRelay {
   readonly #sockets = new Set<net.Socket>();
   #port = 0;
   #cut: { answersLeft: number; refuseMs: number; done: () => void } | undefined;
+  #held = false;
 
   constructor(targetPort: number) {
     this.#target = targetPort;
@@ -38,6 +39,14 @@ export class TcpRelay {
     });
   }
 
+  /**
+   * Stops passing anything on, either way, on every connection (what it receives is kept back, and
+   * never delivered): a link that stalls, as a partition or a dying host makes it.
+   */
+  hold(): void {
+    this.#held = true;
+  }
+
   close(): Promise<void> {
     for (const s of this.#sockets) s.destroy();
     if (!this.#server.listening) return Promise.resolve();
@@ -62,8 +71,11 @@ export class TcpRelay {
       });
       s.on("error", () => {});
     }
-    client.on("data", (chunk) => upstream.write(chunk));
+    client.on("data", (chunk) => {
+      if (!this.#held) upstream.write(chunk);
+    });
     upstream.on("data", (chunk) => {
+      if (this.#held) return;
       const cut = this.#cut;
       if (cut && --cut.answersLeft === 0) {
         this.#cut = undefined;

@@ -95,6 +95,7 @@ export function buildDataApp(deps: DataDeps): Koa {
       scripts: deps.scripts,
       authSchemes: deps.authSchemes,
       rateLimits: deps.rateLimits,
+      audit: deps.auditTrail,
       live:
         deps.live &&
         new LiveStreams({

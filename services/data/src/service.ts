@@ -3,8 +3,10 @@
  * configuration and wires every dependency explicitly. Used by main.ts and by
  * the integration tests (which listen on an ephemeral port).
  */
+import type { Redis } from "ioredis";
 import mongoose, { type Connection } from "mongoose";
 import { Gauge } from "prom-client";
+import { adminKeyCheck } from "../../../shared/admin-access/data-access.ts";
 import { type DataConfig, rateLimitSettings } from "../../../shared/config/config.ts";
 import { createMetrics, type Metrics } from "../../../shared/http/metrics.ts";
 import type { Lifecycle } from "../../../shared/http/serve.ts";
@@ -14,7 +16,8 @@ import type { Logger } from "../../../shared/logger.ts";
 import { AccountRateLimitStore, RequestRateLimiter } from "../../../shared/rate-limits/request-limits.ts";
 import { createRedisClient, type RedisClient } from "../../../shared/redis/clients.ts";
 import { reportRedisErrors } from "../../../shared/redis/connection-log.ts";
-import { projectChangedChannel } from "../../../shared/redis/key-layout.ts";
+import { projectChangedChannel, replicaAckKey } from "../../../shared/redis/key-layout.ts";
+import { ReplicaAcks } from "../../../shared/redis/replica-acks.ts";
 import { buildDataApp, type DataDeps } from "./app.ts";
 import { createPasswordHasher } from "./credentials/passwords.ts";
 import { createAdminDirectory } from "./domain/admin/account-admins.ts";
@@ -52,6 +55,7 @@ import { TenantStore } from "./store/tenant-store.ts";
 import { UserStore } from "./store/user-store.ts";
 import { WriteIntents } from "./store/write-intents.ts";
 import { createWriteLoop } from "./store/write-loop.ts";
+import { type WriteReplication, writeReplication } from "./store/write-replication.ts";
 
 export interface DataService {
   app: ReturnType<typeof buildDataApp>;
@@ -86,6 +90,11 @@ async function connectMongo(config: DataConfig, logger: Logger): Promise<Connect
 export async function createDataService(config: DataConfig, logger: Logger): Promise<DataService> {
   const redis = createRedisClient(config, "command");
   const subscriber = createRedisClient(config, "subscriber");
+  // A connection of its own for WAIT, which blocks the connection it is sent on (write-replication.ts).
+  const replicaConnection =
+    config.WRITE_REPLICA_WAIT_MS > 0 && config.REDIS_MODE !== "cluster"
+      ? (createRedisClient(config, "command") as Redis)
+      : undefined;
   const metrics = createMetrics("data");
   const storeErrors = metrics.counter("tessera_store_errors_total", "Store connection errors by store", [
     "store",
@@ -93,6 +102,7 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
   for (const [client, name] of [
     [redis, "redis"],
     [subscriber, "redis-subscriber"],
+    ...(replicaConnection ? [[replicaConnection, "redis-replica-wait"] as const] : []),
   ] as const) {
     reportRedisErrors(client, logger, name, () => storeErrors.inc({ store: name }));
   }
@@ -111,7 +121,8 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
     redis,
     config.REDIS_PREFIX,
   );
-  const { writeLoop, recoverer, feed } = createWritePath(config, tenants, redis, metrics, logger);
+  const replicated = replicaAcknowledgement(config, replicaConnection, metrics, logger);
+  const { writeLoop, recoverer, feed } = createWritePath(config, tenants, redis, metrics, logger, replicated);
   const hub = feed && new FeedHub(redis, () => createRedisClient(config, "command"), logger);
   const liveCuts = metrics.counter(
     "tessera_live_streams_cut_total",
@@ -193,6 +204,7 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
   await custom.ready();
   // A change holds its lease for a few queries; a lease outlives any such sequence.
   const leaseMs = Math.max(10_000, 4 * config.QUERY_TIMEOUT_MS);
+  const directory = createAdminDirectory(meta, admins);
   const deps: DataDeps = {
     logger,
     metrics,
@@ -203,7 +215,8 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
       },
       mongodb: () => tenants.ping(),
     },
-    keys: createKeyValidator(keyStore, config.AUTH_SCHEMES),
+    // Account administrators' keys open their account's projects (docs/data-api.md#administrators-keys).
+    keys: createKeyValidator(keyStore, config.AUTH_SCHEMES, { adminKeys: adminKeyCheck(directory) }),
     rateLimits: rateLimits && new RequestRateLimiter(redis, config.REDIS_PREFIX, rateLimits),
     accountRateLimits: new AccountRateLimitStore(redis, config.REDIS_PREFIX),
     keyStore,
@@ -211,7 +224,7 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
     meta,
     admins,
     users,
-    directory: createAdminDirectory(meta, admins),
+    directory,
     revisions,
     audit,
     auditTrail: createAuditTrail(meta, audit),
@@ -250,7 +263,12 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
       await recoverer.stop();
       hub?.close();
       await custom.close();
-      await Promise.allSettled([redis.quit(), subscriber.quit(), connection.close()]);
+      await Promise.allSettled([
+        redis.quit(),
+        subscriber.quit(),
+        replicaConnection?.quit(),
+        connection.close(),
+      ]);
     },
   };
 }
@@ -266,6 +284,7 @@ function createWritePath(
   redis: RedisClient,
   metrics: Metrics,
   logger: Logger,
+  replicated: WriteReplication | undefined,
 ): { writeLoop: WriteLoop; recoverer: IntentRecoverer; feed: ChangeFeed | undefined } {
   const policy = retryPolicy({
     lockWaitMs: config.QUERY_TIMEOUT_MS,
@@ -301,6 +320,7 @@ function createWritePath(
     policy,
     logger,
     onLeft: () => left.inc(),
+    replicated,
   });
   const recoverer = new IntentRecoverer({
     intents,
@@ -310,7 +330,7 @@ function createWritePath(
     logger,
     onRecovered: () => recovered.inc(),
   });
-  const feed = config.FEED_ENABLED ? createChangeFeed(config, redis, metrics, logger) : undefined;
+  const feed = config.FEED_ENABLED ? createChangeFeed(config, redis, metrics, logger, replicated) : undefined;
   return { writeLoop: createWriteLoop({ store: tenants, locks, policy, logger, feed }), recoverer, feed };
 }
 
@@ -325,15 +345,47 @@ function liveLimits(config: DataConfig): LiveLimits {
 }
 
 /** The change feed the write path appends to (docs/realtime.md). */
-function createChangeFeed(config: DataConfig, redis: RedisClient, metrics: Metrics, logger: Logger) {
+function createChangeFeed(
+  config: DataConfig,
+  redis: RedisClient,
+  metrics: Metrics,
+  logger: Logger,
+  replicated: WriteReplication | undefined,
+) {
   const lost = metrics.counter(
     "tessera_feed_events_lost_total",
     "Change-feed events of committed transactions that could not be appended (Redis failed after the commit)",
     [],
   );
   const retention = { maxLength: config.FEED_MAX_LENGTH, maxAgeMs: config.FEED_MAX_AGE_SECONDS * 1000 };
-  return new ChangeFeed(redis, config.REDIS_PREFIX, retention, (events, error) => {
-    lost.inc(events);
-    logger.error({ events, error }, "a committed write's change-feed events could not be appended");
-  });
+  return new ChangeFeed(
+    redis,
+    config.REDIS_PREFIX,
+    retention,
+    (events, error) => {
+      lost.inc(events);
+      logger.error({ events, error }, "a committed write's change-feed events could not be appended");
+    },
+    replicated,
+  );
+}
+
+/**
+ * Committed writes wait for a Redis replica (WRITE_REPLICA_WAIT_MS; docs/realtime.md#failover).
+ * Not on a Redis Cluster: there WAIT would be needed on each slot's primary.
+ */
+function replicaAcknowledgement(
+  config: DataConfig,
+  connection: Redis | undefined,
+  metrics: Metrics,
+  logger: Logger,
+): WriteReplication | undefined {
+  if (!connection) return undefined;
+  const unacknowledged = metrics.counter(
+    "tessera_writes_unreplicated_total",
+    "Writes answered before a Redis replica acknowledged them (WRITE_REPLICA_WAIT_MS): a failover could lose their events",
+    [],
+  );
+  const acks = new ReplicaAcks(connection, replicaAckKey(config.REDIS_PREFIX), config.WRITE_REPLICA_WAIT_MS);
+  return writeReplication(acks, logger, () => unacknowledged.inc());
 }

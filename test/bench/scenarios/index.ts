@@ -4,6 +4,7 @@ import { catastrophicIsolates } from "./catastrophic-isolates.ts";
 import { changeFeed } from "./change-feed.ts";
 import { dataVsFloor } from "./data-vs-floor.ts";
 import { fairShare } from "./fair-share.ts";
+import { feedFanout } from "./feed-fanout.ts";
 import { growth } from "./growth.ts";
 import { insertGrowth } from "./insert-growth.ts";
 import { keyValidation } from "./key-validation.ts";
@@ -31,6 +32,7 @@ export const scenarios: Scenario[] = [
   scripts,
   fairShare,
   changeFeed,
+  feedFanout,
   growth,
   catastrophicIsolates,
 ];

@@ -98,7 +98,7 @@ describe("account administrators' @authentication", () => {
     expect(used.body.errorCode).to.equal(4013);
   });
 
-  it("keys of other accounts and of projects are 401/4012 here; admin keys are 401/4012 on the data API", async () => {
+  it("keys of other accounts and of projects are 401/4012 here; on the data API an admin key opens only its account's projects", async () => {
     await operator.putProject(account, "demo", demoProject());
     const projectKey = (await operator.createKey(account, "demo", { name: "k", roles: ["Full access"] })).body
       .apikey;
@@ -109,7 +109,8 @@ describe("account administrators' @authentication", () => {
     }
     const annKey = await adminKey(platform.baseUrl, account, "ann", "ann-password-1");
     const demo = projectClient(platform.baseUrl, account, "demo");
-    const data = await demo.get(annKey, "customer");
+    expect((await demo.get(annKey, "customer")).status).to.equal(200);
+    const data = await demo.get(gusKey, "customer");
     expect(data.status).to.equal(401);
     expect(data.body.errorCode).to.equal(4012);
     const projectLogin = await demo.login({ apikey: annKey });

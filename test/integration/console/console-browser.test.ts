@@ -18,6 +18,7 @@ import type { Page } from "playwright-core";
 import { demoProject } from "../../fixtures/demo-project.ts";
 import { adminKey, putAdmin } from "../../support/admins.ts";
 import { type Browser, screenshot, signIn, startBrowser } from "../../support/browser.ts";
+import { editorSelection, editorText, replaceEditorText } from "../../support/code-editor.ts";
 import { adminClient, call, keyHeader, projectClient } from "../../support/http.ts";
 import { type Platform, startPlatform } from "../../support/platform.ts";
 
@@ -137,20 +138,17 @@ describe("console in Chromium", function () {
         ...SHOP,
         tables: { ...SHOP.tables, customer: { ...SHOP.tables.customer, key: ["nope"] } },
       };
-      await page.getByLabel("Definition (JSON)").fill(JSON.stringify(broken, null, 2));
+      await replaceEditorText(page.getByLabel("Definition (JSON)"), JSON.stringify(broken, null, 2));
       await page.getByRole("button", { name: "Check changes (dry run)" }).click();
       const problem = page.getByRole("list", { name: "Problems" }).getByRole("button", {
         name: /\$\.tables\.customer\.key\[0\]/,
       });
       await problem.waitFor();
       await problem.click();
-      const selected = await page
-        .getByLabel("Definition (JSON)")
-        .evaluate((el: HTMLTextAreaElement) => el.value.slice(el.selectionStart, el.selectionEnd));
-      expect(selected).to.equal('"nope"');
+      expect(await editorSelection(page.getByLabel("Definition (JSON)"))).to.equal('"nope"');
       expect(await apply.isDisabled()).to.equal(true);
 
-      await page.getByLabel("Definition (JSON)").fill(JSON.stringify(SHOP, null, 2));
+      await replaceEditorText(page.getByLabel("Definition (JSON)"), JSON.stringify(SHOP, null, 2));
       expect(await apply.isDisabled(), "Apply waits for a dry run").to.equal(true);
       await page.getByRole("button", { name: "Check changes (dry run)" }).click();
       const diff = page.getByRole("region", { name: "What would change" });
@@ -402,41 +400,42 @@ describe("console in Chromium", function () {
       await page.getByRole("link", { name: "shop" }).click();
       await page.getByRole("heading", { name: /shop · revision 1/ }).waitFor();
       const editor = page.getByLabel("Definition (JSON)");
-      await editor.fill(JSON.stringify({ tables: {}, apiVersions: {}, typedFor: "shop" }));
+      await replaceEditorText(editor, JSON.stringify({ tables: {}, apiVersions: {}, typedFor: "shop" }));
       await page.evaluate(() => {
         window.location.hash = "#/projects/gate";
       });
       await page.getByRole("heading", { name: /gate · revision 1/ }).waitFor();
       const gate = await operator.send("GET", "/accounts/acme/projects/gate");
-      expect(JSON.parse(await editor.inputValue())).to.deep.equal(gate.body.definition);
+      expect(JSON.parse(await editorText(editor))).to.deep.equal(gate.body.definition);
       // And back: what was typed in shop is shop's draft, offered back there (and only there).
       await page.goBack();
       await page.getByRole("heading", { name: /shop · revision 1/ }).waitFor();
       await page.getByRole("status").getByText("Your unsaved changes are back").waitFor();
-      expect(JSON.parse(await editor.inputValue())).to.deep.equal({
+      expect(JSON.parse(await editorText(editor))).to.deep.equal({
         tables: {},
         apiVersions: {},
         typedFor: "shop",
       });
       await page.getByRole("button", { name: "Discard my changes" }).click();
       const shop = await operator.send("GET", "/accounts/acme/projects/shop");
-      expect(JSON.parse(await editor.inputValue())).to.deep.equal(shop.body.definition);
+      expect(JSON.parse(await editorText(editor))).to.deep.equal(shop.body.definition);
     });
 
     it("applies a provider's definition with its config masked as loaded: the stored secret is kept", async () => {
       await nav(page, "Projects").click();
       await page.getByRole("link", { name: "gate" }).click();
       await page.getByRole("heading", { name: /gate · revision 1/ }).waitFor();
-      const text = await page.getByLabel("Definition (JSON)").inputValue();
+      const text = await editorText(page.getByLabel("Definition (JSON)"));
       expect(text).to.contain('"secretWord": "********"');
       expect(JSON.parse(text).authentication.config).to.deep.equal({
         secretWord: "********",
         prompt: "********",
         roles: "********",
       });
-      await page
-        .getByLabel("Definition (JSON)")
-        .fill(JSON.stringify({ ...JSON.parse(text), description: "the gate, secret kept" }, null, 2));
+      await replaceEditorText(
+        page.getByLabel("Definition (JSON)"),
+        JSON.stringify({ ...JSON.parse(text), description: "the gate, secret kept" }, null, 2),
+      );
       await page.getByRole("button", { name: "Check changes (dry run)" }).click();
       await page
         .getByRole("region", { name: "What would change" })
@@ -463,7 +462,7 @@ describe("console in Chromium", function () {
           customer: { ...customer, columns: { ...customer.columns, segment: { type: "string" } } },
         },
       };
-      await page.getByLabel("Definition (JSON)").fill(JSON.stringify(edited, null, 2));
+      await replaceEditorText(page.getByLabel("Definition (JSON)"), JSON.stringify(edited, null, 2));
       await page.getByRole("button", { name: "Check changes (dry run)" }).click();
       await page.getByRole("region", { name: "What would change" }).getByText("segment").waitFor();
 
@@ -563,7 +562,7 @@ describe("console in Chromium", function () {
       expect(await reader.getByRole("link", { name: "New project" }).count()).to.equal(0);
       await reader.getByRole("link", { name: "shop" }).click();
       await reader.getByRole("heading", { name: /shop · revision 4/ }).waitFor();
-      expect(await reader.getByLabel("Definition (JSON)").getAttribute("readonly")).to.not.equal(null);
+      expect(await reader.getByLabel("Definition (JSON)").getAttribute("aria-readonly")).to.equal("true");
       expect(await reader.getByRole("button", { name: /Apply|dry run/ }).count()).to.equal(0);
       await screenshot(reader, "14-reader-definition");
       await reader.getByRole("link", { name: "Revisions" }).click();
@@ -578,7 +577,13 @@ describe("console in Chromium", function () {
       await nav(reader, "Administrators").click();
       await reader.getByRole("cell", { name: "rita", exact: true }).waitFor();
       expect(await reader.getByRole("button", { name: /Remove|Save/ }).count()).to.equal(0);
-      expect(await reader.locator("input, textarea:not([readonly]), select").count()).to.equal(0);
+      expect(
+        await reader
+          .locator(
+            'input, textarea:not([readonly]), select, [contenteditable="true"]:not([aria-readonly="true"])',
+          )
+          .count(),
+      ).to.equal(0);
 
       const readerKey = await reader.evaluate(
         () => JSON.parse(sessionStorage.getItem("tessera.console.admin") ?? "{}").apikey,
@@ -655,9 +660,9 @@ describe("console in Chromium", function () {
       await page.getByRole("link", { name: "shop" }).click();
       await page.getByRole("heading", { name: /shop · revision/ }).waitFor();
       const editor = page.getByLabel("Definition (JSON)");
-      const stored = JSON.parse(await editor.inputValue());
+      const stored = JSON.parse(await editorText(editor));
       const draft = JSON.stringify({ ...stored, description: "half-way through an edit" }, null, 2);
-      await editor.fill(draft);
+      await replaceEditorText(editor, draft);
       const key = await page.evaluate(
         () => JSON.parse(sessionStorage.getItem("tessera.console.admin") ?? "{}").apikey,
       );
@@ -673,12 +678,12 @@ describe("console in Chromium", function () {
       await page.getByLabel("Password", { exact: true }).press("Enter");
       await page.getByRole("heading", { name: /shop · revision/ }).waitFor();
       await page.getByRole("status").getByText("Your unsaved changes are back").waitFor();
-      expect(await editor.inputValue()).to.equal(draft);
+      expect(await editorText(editor)).to.equal(draft);
 
       await page.getByRole("button", { name: "Discard my changes" }).click();
-      expect(JSON.parse(await editor.inputValue())).to.deep.equal(stored);
+      expect(JSON.parse(await editorText(editor))).to.deep.equal(stored);
       // Signing out on purpose forgets drafts.
-      await editor.fill(draft);
+      await replaceEditorText(editor, draft);
       await page.getByRole("button", { name: "Sign out" }).click();
       await page.getByLabel("Login", { exact: true }).waitFor();
       const drafts = await page.evaluate(() =>

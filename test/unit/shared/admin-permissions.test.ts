@@ -27,20 +27,35 @@ const decide = (caller: AdminCaller, method: string, path: string) =>
 
 describe("admin permissions", () => {
   it("finds the account a path names, decoded, and whether it is the account record", () => {
-    expect(targetOf("/admin/v1/accounts/acme")).to.deep.equal({ account: "acme", accountRecord: true });
-    expect(targetOf("/admin/v1/accounts/acme/")).to.deep.equal({ account: "acme", accountRecord: true });
+    expect(targetOf("/admin/v1/accounts/acme")).to.deep.equal({
+      account: "acme",
+      accountRecord: true,
+      readByEveryAdministrator: false,
+    });
+    expect(targetOf("/admin/v1/accounts/acme/")).to.deep.equal({
+      account: "acme",
+      accountRecord: true,
+      readByEveryAdministrator: false,
+    });
     expect(targetOf("/admin/v1/accounts/%61cme/admins")).to.deep.equal({
       account: "acme",
       accountRecord: false,
+      readByEveryAdministrator: false,
     });
     expect(targetOf("/admin/v1/accounts/%E0%A4%A/x")).to.deep.equal({
       account: "%E0%A4%A",
       accountRecord: false,
+      readByEveryAdministrator: false,
     });
-    expect(targetOf("/admin/v1/audit")).to.deep.equal({ account: undefined, accountRecord: false });
+    expect(targetOf("/admin/v1/audit")).to.deep.equal({
+      account: undefined,
+      accountRecord: false,
+      readByEveryAdministrator: false,
+    });
     expect(targetOf("/Admin/V1/Accounts/acme/admins")).to.deep.equal({
       account: "acme",
       accountRecord: false,
+      readByEveryAdministrator: false,
     });
   });
 
@@ -74,6 +89,25 @@ describe("admin permissions", () => {
         );
         expect(decide(caller, method, "/admin/v1/accounts/Acme")).to.equal("404/4041 No account 'Acme'");
       }
+    }
+  });
+
+  it("lets every administrator, and only the operator besides, read the definition schema", () => {
+    expect(targetOf("/admin/v1/definition-schema").readByEveryAdministrator).to.equal(true);
+    expect(targetOf("/admin/v1/definition-schema/x").readByEveryAdministrator).to.equal(false);
+    expect(targetOf("/admin/v1/accounts/acme/definition-schema").readByEveryAdministrator).to.equal(false);
+    for (const caller of [operator, admin, reader]) {
+      expect(decide(caller, "GET", "/admin/v1/definition-schema")).to.equal("ok");
+    }
+    for (const caller of [admin, reader]) {
+      for (const method of ["PUT", "POST", "DELETE"]) {
+        expect(decide(caller, method, "/admin/v1/definition-schema")).to.equal(
+          "403/4031 Only the platform operator may use this route",
+        );
+      }
+      expect(decide(caller, "GET", "/admin/v1/definition-schemas")).to.equal(
+        "403/4031 Only the platform operator may use this route",
+      );
     }
   });
 

@@ -8,6 +8,8 @@ export interface AdminContext {
   client: Client;
   /** The admin API, typed, through the session's client. */
   api: AdminApi;
+  /** Data-API calls with the administrator's own key (the data explorer): full access to the account's projects. */
+  dataClient: Client;
   /** Administrators with role `reader` see everything and change nothing. */
   readOnly: boolean;
   /** `/admin/v1/accounts/<account>` */
@@ -19,8 +21,17 @@ export interface AdminContext {
 export function adminContext(
   session: AdminSession,
   client: Client,
+  dataClient: Client,
   renew: (session: AdminSession) => void,
 ): AdminContext {
   const api = adminApi(client, session.account);
-  return { session, client, api, readOnly: session.role !== "admin", accountPath: api.accountPath, renew };
+  return {
+    session,
+    client,
+    api,
+    dataClient,
+    readOnly: session.role !== "admin",
+    accountPath: api.accountPath,
+    renew,
+  };
 }

@@ -24,6 +24,19 @@ export function parseJsonPath(path: string): JSONPath | undefined {
   return segments;
 }
 
+/** Segments as a JSON path, written as the server writes them (`$.roles["a b"].tables`). */
+export function formatJsonPath(segments: JSONPath): string {
+  return segments.reduce<string>(
+    (acc, part) =>
+      typeof part === "number"
+        ? `${acc}[${part}]`
+        : /^[A-Za-z_][A-Za-z0-9_]*$/.test(part)
+          ? `${acc}.${part}`
+          : `${acc}[${JSON.stringify(part)}]`,
+    "$",
+  );
+}
+
 export interface TextSpan {
   offset: number;
   length: number;

@@ -1,7 +1,8 @@
 /**
  * Sessions of the console, kept in sessionStorage only (gone with the tab, never in
- * localStorage or a URL): the administrator's admin key, and the data explorer's
- * project key.
+ * localStorage or a URL): the administrator's admin key, the data explorer's
+ * project key (a project user's login), and the project an administrator explores
+ * with their own key.
  */
 
 export interface AdminSession {
@@ -29,6 +30,15 @@ export interface SessionKind<S> {
   authorization(session: S): string;
   /** The `@authentication` path that issued the key (where it is disabled on sign-out). */
   authenticationPath(session: S): string;
+  /** The `Authorization` header of data-API calls, when the session's key opens the data API too. */
+  dataAuthorization?(session: S): string;
+}
+
+/** A project version the data explorer opens. */
+export interface ExplorerTarget {
+  account: string;
+  project: string;
+  version: string;
 }
 
 function stored<S>(name: string): Pick<SessionKind<S>, "read" | "write"> {
@@ -54,7 +64,12 @@ export const adminSessions: SessionKind<AdminSession> = {
   ...stored<AdminSession>("tessera.console.admin"),
   authorization: (s) => `Bearer ${s.apikey}`,
   authenticationPath: (s) => `/admin/v1/accounts/${seg(s.account)}/@authentication`,
+  // An administrator's key opens the account's projects' data too (docs/data-api.md).
+  dataAuthorization: (s) => `Tessera ${s.apikey}:1`,
 };
+
+/** The project an administrator explores with their own key (forgotten at sign-out). */
+export const explorerTargets = stored<ExplorerTarget>("tessera.console.explore");
 
 export const dataSessions: SessionKind<DataSession> = {
   ...stored<DataSession>("tessera.console.data"),

@@ -3,13 +3,15 @@
  * key's expiration passes or any call answers 401, and on request (disabling the key).
  */
 import { useMemo, useState } from "preact/hooks";
-import { anonymous, type Client, clientWith } from "./api.ts";
+import { type ApiFailure, anonymous, type Client, clientWith } from "./api.ts";
 import { useExpiry } from "./expiry.ts";
 import type { SessionKind } from "./session.ts";
 
 export interface Session<S> {
   session: S | undefined;
   client: Client | undefined;
+  /** The client of data-API calls, for a kind whose key opens the data API (`dataAuthorization`). */
+  dataClient: Client | undefined;
   /** Why the last session ended. */
   notice: string | undefined;
   signIn(session: S): void;
@@ -28,17 +30,17 @@ export function useSession<S extends { apikey: string; expiration: string | null
     setNotice(reason);
   };
   useExpiry(session?.expiration, () => end(`Your ${words.name} has expired. ${words.again}`));
-  const client = useMemo(
-    () =>
-      session &&
-      clientWith(kind.authorization(session), (failure) =>
-        end(`You were signed out: ${failure.message}. ${words.again}`),
-      ),
+  const unauthorized = (failure: ApiFailure) =>
+    end(`You were signed out: ${failure.message}. ${words.again}`);
+  const client = useMemo(() => session && clientWith(kind.authorization(session), unauthorized), [session]);
+  const dataClient = useMemo(
+    () => session && kind.dataAuthorization && clientWith(kind.dataAuthorization(session), unauthorized),
     [session],
   );
   return {
     session,
     client,
+    dataClient,
     notice,
     signIn(s) {
       kind.write(s);

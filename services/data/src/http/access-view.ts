@@ -19,8 +19,12 @@ const EVERYTHING: Permission = { rowFilters: null, columns: null };
 
 export const fullAccess: AccessView = () => EVERYTHING;
 
-/** True when one of the key's roles grants the whole API document (`"apiDocs": true`). */
+/**
+ * True when the key sees the whole API document: an account `admin`'s, or one of
+ * its roles has `"apiDocs": true` (an account `reader`'s view is every read).
+ */
 export function hasApiDocsRole(project: ProjectModel, principal: Principal): boolean {
+  if (principal.administrator) return principal.administrator.role === "admin";
   return principal.roles.some((role) => project.definition.roles[role]?.apiDocs === true);
 }
 

@@ -2,7 +2,7 @@
  * The admin API the data service serves (API keys: the auth service; an
  * administrator's @authentication: the auth service too): accounts and their
  * administrators, projects with their definition history, built-in users, the
- * audit trail. Every route is behind the admin gate (shared/admin-access): the
+ * audit trail, the definition schema. Every route is behind the admin gate (shared/admin-access): the
  * operator's ADMIN_TOKEN, or an account administrator's key within its account.
  */
 import Router from "@koa/router";
@@ -11,6 +11,7 @@ import { adminGate } from "../../../../shared/admin-access/gate.ts";
 import { addAccountAdminRoutes } from "./admin/account-admin-routes.ts";
 import { addAccountRoutes } from "./admin/account-routes.ts";
 import { addAuditRoutes } from "./admin/audit-routes.ts";
+import { addDefinitionSchemaRoutes } from "./admin/definition-schema-routes.ts";
 import type { AdminRouteDeps } from "./admin/deps.ts";
 import { addNameCheckRoutes } from "./admin/name-check-routes.ts";
 import { addProjectRoutes } from "./admin/project-routes.ts";
@@ -27,5 +28,6 @@ export function adminRouter(deps: AdminDeps): Router {
   addUserRoutes(router, deps);
   addAuditRoutes(router, deps);
   addNameCheckRoutes(router, deps);
+  addDefinitionSchemaRoutes(router);
   return router;
 }

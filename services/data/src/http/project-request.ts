@@ -4,11 +4,14 @@
  * version and resource.
  */
 import type { Context } from "koa";
+import { auditAs, noteAudit } from "../../../../shared/admin-access/audit.ts";
+import { adminCallerOfKey } from "../../../../shared/admin-access/data-access.ts";
 import { errors } from "../../../../shared/errors.ts";
 import { originOf } from "../../../../shared/http/forwarding.ts";
 import { decodePathSegment } from "../../../../shared/http/path-segment.ts";
+import type { RequestState } from "../../../../shared/http/request-context.ts";
 import type { KeyRecord } from "../../../../shared/keys/key-record.ts";
-import type { KeyValidator } from "../../../../shared/keys/key-validation.ts";
+import type { AdminKeyRecord, KeyValidator } from "../../../../shared/keys/key-validation.ts";
 import { isValidName } from "../../../../shared/names.ts";
 import { admitRequest, type RequestRateLimiter } from "../../../../shared/rate-limits/request-limits.ts";
 import type { ProjectModel, ResourceModel, VersionModel } from "../domain/model/project-model.ts";
@@ -64,12 +67,18 @@ export async function resolveProjectRequest(ctx: Context, deps: ProjectRequestDe
       authorization: ctx.get("authorization") || undefined,
       authParams: params.get("auth") ?? [],
     },
-    { account, project: projectName },
+    { account, project: projectName, requestId: (ctx.state as RequestState).requestId },
   );
+  // An administrator's writes go into the account's audit trail under their name (rest-routes.ts).
+  if (key.admin) {
+    auditAs(ctx, adminCallerOfKey(key as AdminKeyRecord), account);
+    noteAudit(ctx, { accountUid: key.admin.accountUid });
+  }
   if (deps.rateLimits) ctx.set(await admitRequest(deps.rateLimits, account, key.id));
   const project = await deps.projects.get(account, projectName);
-  // A key minted for an earlier project of the same name is not honoured by its successor.
-  if (!project || project.uid !== key.projectUid) {
+  // A key minted for an earlier project of the same name is not honoured by its successor;
+  // an administrator's key is for every project of its account (its incarnation checked with the key).
+  if (!project || (!key.admin && project.uid !== key.projectUid)) {
     if (!project) throw errors.notFound(`No project '${projectName}' in account '${account}'`);
     throw errors.unknownKey();
   }

@@ -6,6 +6,7 @@
  */
 import Router from "@koa/router";
 import type { Context } from "koa";
+import { type AuditSink, auditedWhenAdmin, noteAudit } from "../../../../shared/admin-access/audit.ts";
 import { errors } from "../../../../shared/errors.ts";
 import { readJsonBody } from "../../../../shared/http/json-body.ts";
 import { decodePathSegment } from "../../../../shared/http/path-segment.ts";
@@ -22,6 +23,7 @@ import {
 } from "../domain/read/query-params.ts";
 import { collectionHref } from "../domain/read/representation.ts";
 import { pageWindow, queryWithout, readFromParams } from "../domain/read/resource-read.ts";
+import { changeSummary } from "../domain/write/change-summary.ts";
 import { executeWrite, type PlanExtension } from "../domain/write/writer.ts";
 import type { ScriptRequest, ScriptRunner } from "../scripts/script-runner.ts";
 import type { WriteLoop } from "../store/tenant-rows.ts";
@@ -60,6 +62,8 @@ export interface RestDeps extends ProjectRequestDeps {
   authSchemes: string[];
   /** Live queries: a GET with `Accept: text/event-stream` (absent when the change feed is off). */
   live?: LiveStreams;
+  /** Where account administrators' writes are recorded (their keys open the data API too). */
+  audit: AuditSink;
 }
 
 const column = (name: string) => ({ header: name, path: [name] });
@@ -134,7 +138,9 @@ export function restRouter(deps: RestDeps): Router {
     });
   });
 
-  const handle = async (ctx: Context) => {
+  // Writes made with an account administrator's key are audited; other keys' are not.
+  const handle = (ctx: Context) => auditedWhenAdmin(ctx, deps.audit, () => handleResource(ctx));
+  const handleResource = async (ctx: Context) => {
     const r = await resolveProjectRequest(ctx, deps);
     const [resourceName, keySegment] = r.rest;
     if (resourceName === undefined || r.rest.length > 2 || resourceName.startsWith("@"))
@@ -188,7 +194,7 @@ export function restRouter(deps: RestDeps): Router {
     resource: JavaScriptResourceModel,
     keyText: string | undefined,
   ) {
-    requireCallable(resource, r.principal.roles);
+    requireCallable(resource, r.principal);
     if (ctx.method !== "GET") throw errors.methodNotAllowed(`${ctx.method} on a JavaScript resource`);
     const format = formatOf(ctx, r.params, r.version);
     const request = scriptRequest("GET", resource.name, keyText, r.params);
@@ -234,6 +240,7 @@ export function restRouter(deps: RestDeps): Router {
       },
       deps.planExtension,
     );
+    noteAudit(ctx, { summary: `${r.project.name}/${r.version.name}: ${changeSummary(result.changes)}` });
     const statusCode = method === "POST" ? 201 : 200;
     const answer: Record<string, unknown> = { statusCode };
     if (single(r.params, "txsummary") !== "false") answer.txsummary = result.txsummary;

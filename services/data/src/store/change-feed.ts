@@ -9,6 +9,8 @@
  *    by recovery, intent-recoverer.ts, which always undoes) releases its intent
  *    without events;
  *  - with transactions, by one script call right after the commit (unit-of-work.ts).
+ * Either way the write's answer then waits for a Redis replica to have that step
+ * (write-replication.ts), so that a failover does not lose an acknowledged write's events.
  *
  * Each append trims the stream by length (`MAXLEN ~`) and by age (`MINID ~`).
  */
@@ -19,6 +21,7 @@ import { feedStreamKey } from "../../../../shared/redis/key-layout.ts";
 import { defineScript, type Script } from "../../../../shared/redis/scripts.ts";
 import type { TenantStorage } from "./storage-names.ts";
 import type { RowDocument, RowId, RowWrite } from "./tenant-rows.ts";
+import type { WriteReplication } from "./write-replication.ts";
 
 /**
  * Lua: appends the events of ARGV[n] (JSON list of field/value lists) to stream KEYS[k], keeping
@@ -129,13 +132,17 @@ export class ChangeFeed {
   readonly #append: Script;
   readonly #onLost: (events: number, error: string) => void;
 
+  readonly #replicated: WriteReplication | undefined;
+
   constructor(
     redis: RedisClient,
     prefix: string,
     retention: FeedRetention,
     onLost: (events: number, error: string) => void,
+    replicated?: WriteReplication,
   ) {
     this.#onLost = onLost;
+    this.#replicated = replicated;
     this.#redis = redis;
     this.#prefix = prefix;
     this.retention = retention;
@@ -172,7 +179,10 @@ export class ChangeFeed {
       await this.#append(1, batch.stream, ...appendArgs(batch));
     } catch (err) {
       this.#onLost(batch.entries.length, err instanceof Error ? err.name : typeof err);
+      return;
     }
+    // The answer waits for a replica to have the events (write-replication.ts); the write stands anyway.
+    await this.#replicated?.().catch(() => {});
   }
 
   /** Up to `count` events of `storage`'s project after position `after` (`0` for the oldest kept). */

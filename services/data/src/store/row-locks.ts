@@ -19,6 +19,7 @@ import { Lease } from "./intent-lease.ts";
 import { backoffMs, type RetryPolicy, sleep } from "./retry-policy.ts";
 import type { RowQueue } from "./row-queue.ts";
 import { newIntentId, type RowLockRequest, type WriteIntents } from "./write-intents.ts";
+import type { WriteReplication } from "./write-replication.ts";
 
 export interface RowLocksDeps {
   queue: RowQueue;
@@ -27,6 +28,8 @@ export interface RowLocksDeps {
   logger: Logger;
   /** Called when a request leaves its intent for recovery. */
   onLeft?: () => void;
+  /** Waits for a Redis replica to have the step that completed a write (write-replication.ts). */
+  replicated?: WriteReplication;
 }
 
 export class RowLocks {
@@ -203,6 +206,7 @@ export class RowLockSession {
     if (outcome === "finished" || (outcome === "gone" && this.mayWrite)) {
       this.#state = "done";
       this.#held.clear();
+      await this.#deps.replicated?.();
       return;
     }
     await this.leaveForRecovery();

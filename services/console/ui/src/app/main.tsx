@@ -12,7 +12,7 @@ import { Audit } from "../screens/Audit.tsx";
 import { Project } from "../screens/Project.tsx";
 import { Projects } from "../screens/Projects.tsx";
 import { SignIn } from "../screens/SignIn.tsx";
-import { adminSessions } from "../session.ts";
+import { adminSessions, dataSessions, explorerTargets } from "../session.ts";
 import { useSession } from "../use-session.ts";
 
 const NAV = [
@@ -25,13 +25,22 @@ const NAV = [
 function App() {
   const admin = useSession(adminSessions, { name: "admin session", again: "Sign in again." });
   const route = useRoute();
+  // A project user's data session (the explorer's "log in as a user"), kept here so that signing out ends it.
+  const data = useSession(dataSessions, { name: "data session", again: "Log in again." });
   const context = useMemo(
-    () => admin.session && admin.client && adminContext(admin.session, admin.client, admin.signIn),
+    () =>
+      admin.session &&
+      admin.client &&
+      admin.dataClient &&
+      adminContext(admin.session, admin.client, admin.dataClient, admin.signIn),
     [admin.client],
   );
-  // Signing out on purpose forgets unsaved drafts; a session that expired keeps them.
+  // Signing out on purpose forgets unsaved drafts and ends every session of the tab (the
+  // admin key, and so the explorer's view with it; a project user's key); one that expired keeps the drafts.
   const logOut = () => {
     forgetAllDrafts();
+    explorerTargets.write(undefined);
+    void data.signOut();
     void admin.signOut();
   };
 
@@ -39,7 +48,7 @@ function App() {
   if (first === "explorer") {
     return (
       <Layout context={context} current="explorer" onSignOut={logOut}>
-        <Explorer admin={context} />
+        <Explorer admin={context} data={data} adminNotice={admin.notice} />
       </Layout>
     );
   }

@@ -1,8 +1,11 @@
 /**
- * The data explorer: a project user's session (its own key, from the project's
- * `@authentication`), the tables and resources of the version, their rows, one
- * row in detail, inserts, and the transaction summary of every write. What it shows —
- * table, filter, order, page, open row — is in the URL (explorer-url.ts).
+ * The data explorer: the tables and resources of a project version, their rows, one
+ * row in detail, inserts, and the transaction summary of every write. A signed-in
+ * administrator explores with their own key (full access to the account's projects,
+ * every write audited under their name); anyone may instead log in as one of the
+ * project's users (its own key, from the project's `@authentication`) to see what
+ * that user's roles allow.
+ * What it shows — table, filter, order, page, open row — is in the URL (explorer-url.ts).
  */
 import { useState } from "preact/hooks";
 import type { AdminContext } from "../admin-context.ts";
@@ -11,8 +14,8 @@ import { LoadStatus } from "../components/LoadStatus.tsx";
 import { ScreenHeading } from "../components/ScreenHeading.tsx";
 import { useLoad } from "../components/useLoad.ts";
 import { goWith, useRoute, useRouteQuery } from "../route.ts";
-import { type DataSession, dataSessions } from "../session.ts";
-import { useSession } from "../use-session.ts";
+import { type DataSession, type ExplorerTarget, explorerTargets } from "../session.ts";
+import type { Session } from "../use-session.ts";
 import { type Collection, loadCollections } from "./columns.ts";
 import { ExplorerSignIn } from "./ExplorerSignIn.tsx";
 import { type ExplorerView, parseView, viewOfTable, viewRoute } from "./explorer-url.ts";
@@ -22,15 +25,58 @@ import { RowGrid } from "./RowGrid.tsx";
 import { metadataOf, type Row } from "./rows.ts";
 import { TxSummary, type WriteOutcome } from "./TxSummary.tsx";
 
-export function Explorer({ admin }: { admin: AdminContext | undefined }) {
-  const data = useSession(dataSessions, { name: "data session", again: "Log in again." });
-  if (!data.session || !data.client) {
-    return <ExplorerSignIn admin={admin} notice={data.notice} onSignedIn={data.signIn} />;
+/** Whose view the workspace shows: the project version and who reads it. */
+type WorkspaceView = ExplorerTarget & Pick<DataSession, "userIdentifier" | "roles">;
+
+const versionRoot = (t: ExplorerTarget) => `/rest/${seg(t.account)}/${seg(t.project)}/${seg(t.version)}`;
+
+export function Explorer(props: {
+  admin: AdminContext | undefined;
+  /** A project user's session (a login through the project's `@authentication`). */
+  data: Session<DataSession>;
+  /** Why the administrator's session ended, if it did. */
+  adminNotice: string | undefined;
+}) {
+  const { admin, data } = props;
+  const [target, setTarget] = useState<ExplorerTarget | undefined>(explorerTargets.read);
+  const open = (t: ExplorerTarget | undefined) => {
+    explorerTargets.write(t);
+    setTarget(t);
+  };
+  if (data.session && data.client) {
+    const { session } = data;
+    return (
+      <Workspace
+        client={data.client}
+        root={versionRoot(session)}
+        session={session}
+        leave="Log out of the project"
+        onLogOut={() => void data.signOut()}
+      />
+    );
   }
-  const { session } = data;
-  const root = `/rest/${seg(session.account)}/${seg(session.project)}/${seg(session.version)}`;
+  // The administrator's own key, for the project they chose (only in their account).
+  if (admin && target && target.account === admin.session.account) {
+    return (
+      <Workspace
+        client={admin.dataClient}
+        root={versionRoot(target)}
+        session={{ ...target, userIdentifier: admin.session.login, roles: [`account ${admin.session.role}`] }}
+        leave="Close the project"
+        onLogOut={() => open(undefined)}
+      />
+    );
+  }
   return (
-    <Workspace client={data.client} root={root} session={session} onLogOut={() => void data.signOut()} />
+    <ExplorerSignIn
+      admin={admin}
+      notice={data.notice ?? (admin ? undefined : props.adminNotice)}
+      onSignedIn={(s) => {
+        open(undefined);
+        data.signIn(s);
+      }}
+      onOpen={open}
+    />
   );
 }
 
@@ -43,7 +89,14 @@ function useExplorerView(): [ExplorerView, (change: Partial<ExplorerView>, repla
   return [view, change];
 }
 
-function Workspace(props: { client: Client; root: string; session: DataSession; onLogOut: () => void }) {
+function Workspace(props: {
+  client: Client;
+  root: string;
+  session: WorkspaceView;
+  /** The label of the button that leaves the project. */
+  leave: string;
+  onLogOut: () => void;
+}) {
   const { client, root, session } = props;
   const [view, setView] = useExplorerView();
   const [inserting, setInserting] = useState(false);
@@ -109,7 +162,7 @@ function Workspace(props: { client: Client; root: string; session: DataSession; 
         <span class="who">
           {session.userIdentifier} <span class="muted">({session.roles.join(", ")})</span>
           <button type="button" onClick={props.onLogOut}>
-            Log out of the project
+            {props.leave}
           </button>
         </span>
       </div>

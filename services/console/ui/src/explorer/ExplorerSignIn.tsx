@@ -1,6 +1,9 @@
 /**
- * Signing in to a project's data as one of its users, through the project's own
- * `@authentication`: the form is drawn from its login fields, whatever the provider.
+ * Choosing what the data explorer opens. A signed-in administrator opens a project
+ * of their account with their own key (no password, no key of the project's).
+ * Anyone may log in to a project's data as one of its users, through the project's
+ * own `@authentication` — an administrator does so to see what that user's roles
+ * allow: the form is drawn from its login fields, whatever the provider.
  */
 import { useState } from "preact/hooks";
 import type { AdminContext } from "../admin-context.ts";
@@ -9,7 +12,7 @@ import { ErrorNotice } from "../components/ErrorNotice.tsx";
 import { Field } from "../components/Field.tsx";
 import { ScreenHeading } from "../components/ScreenHeading.tsx";
 import { useLoad } from "../components/useLoad.ts";
-import type { DataSession } from "../session.ts";
+import type { DataSession, ExplorerTarget } from "../session.ts";
 
 interface LoginField {
   name: string;
@@ -24,11 +27,7 @@ interface LoginInfo {
   links?: { display?: string; href?: string }[];
 }
 
-interface Target {
-  account: string;
-  project: string;
-  version: string;
-}
+type Target = ExplorerTarget;
 
 const versionPath = (t: Target) => `/rest/${seg(t.account)}/${seg(t.project)}/${seg(t.version)}`;
 
@@ -36,6 +35,8 @@ export function ExplorerSignIn(props: {
   admin: AdminContext | undefined;
   notice: string | undefined;
   onSignedIn: (s: DataSession) => void;
+  /** Opens the project with the administrator's own key. */
+  onOpen: (t: Target) => void;
 }) {
   const { admin } = props;
   const [account, setAccount] = useState(admin?.session.account ?? "");
@@ -52,6 +53,11 @@ export function ExplorerSignIn(props: {
       (p) => p.name,
     );
   }, [admin]);
+
+  function openAsAdmin(e: Event) {
+    e.preventDefault();
+    props.onOpen({ account, project, version });
+  }
 
   async function choose(e: Event) {
     e.preventDefault();
@@ -99,9 +105,18 @@ export function ExplorerSignIn(props: {
           {props.notice}
         </div>
       )}
-      <form class="card" onSubmit={choose} aria-label="Which project">
+      <form class="card" onSubmit={admin ? openAsAdmin : choose} aria-label="Which project">
         <h2>1. Which project</h2>
-        <Field label="Account" name="data-account" value={account} onInput={setAccount} required />
+        {admin ? (
+          <p class="muted">
+            Account <bdi>{admin.session.account}</bdi>. You open it as yourself: as an account{" "}
+            {admin.session.role === "admin" ? "admin, with full access" : "reader, read only"}; every change
+            is recorded in the audit trail under your name. To see what one of the project's users may do, log
+            in as that user instead.
+          </p>
+        ) : (
+          <Field label="Account" name="data-account" value={account} onInput={setAccount} required />
+        )}
         {admin && projects.value && projects.value.length > 0 ? (
           <div class="field">
             <label for="data-project">Project</label>
@@ -124,7 +139,18 @@ export function ExplorerSignIn(props: {
         )}
         <Field label="API version" name="data-version" value={version} onInput={setVersion} required />
         <div class="actions">
-          <button type="submit">Show the login form</button>
+          {admin ? (
+            <>
+              <button type="submit" class="primary">
+                Open as {admin.session.login}
+              </button>
+              <button type="button" onClick={choose}>
+                Show the login form
+              </button>
+            </>
+          ) : (
+            <button type="submit">Show the login form</button>
+          )}
         </div>
       </form>
       {info && target && (

@@ -1,19 +1,34 @@
 /**
- * A project's definition as JSON: a dry run shows what would change (or the
- * problems, at their paths) before anything is applied; Apply sends If-Match with
- * the ETag of what was loaded, so someone else's change is never overwritten
- * unseen (412: reload, or compare against theirs). Unsaved text is kept as a draft
- * per project (drafts.ts) across an expired session, a 401 or a reload.
+ * A project's definition as JSON, in a code editor that checks it against the server's
+ * definition schema as it is typed and completes field names and values from it. A dry
+ * run shows what would change (or the server's problems, at their paths) before anything
+ * is applied; Apply sends If-Match with the ETag of what was loaded, so someone else's
+ * change is never overwritten unseen (412: reload, or compare against theirs). Unsaved
+ * text is kept as a draft per project (drafts.ts) across an expired session, a 401 or a
+ * reload. The state is one reducer (definition/editor-state.ts).
  */
-import { useLayoutEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useLayoutEffect, useReducer, useRef, useState } from "preact/hooks";
 import type { LoadedProject } from "../admin-api.ts";
 import type { AdminContext } from "../admin-context.ts";
-import { ApiFailure, type Problem, seg } from "../api.ts";
+import { ApiFailure, seg } from "../api.ts";
 import { DiffView } from "../components/DiffView.tsx";
 import { Done, ErrorNotice } from "../components/ErrorNotice.tsx";
 import { Field } from "../components/Field.tsx";
 import { useFocusOn } from "../components/focus.ts";
-import { type Draft, draftPlace, readDraft, writeDraft } from "../drafts.ts";
+import { CodeEditor } from "../definition/CodeEditor.tsx";
+import type { CodeEditor as Editor } from "../definition/code-editor.ts";
+import { useDefinitionSchema } from "../definition/definition-schema.ts";
+import {
+  type Base,
+  canApply,
+  draftToKeep,
+  type EditorAction,
+  type EditorState,
+  editorReducer,
+  initialEditorState,
+} from "../definition/editor-state.ts";
+import type { TextProblem } from "../definition/text-problems.ts";
+import { draftPlace, readDraft, writeDraft } from "../drafts.ts";
 import { locate } from "../json-location.ts";
 import { go } from "../route.ts";
 
@@ -23,29 +38,12 @@ const NEW_PROJECT = {
   roles: {},
 };
 
-interface DryRun {
-  diff: Record<string, unknown>;
-  /** The text the diff was made for: Apply stores exactly that. */
-  text: string;
-}
-
-/** Someone else stored a revision since ours was loaded. */
-interface Conflict {
-  loadedRevision: number | undefined;
-  current?: { revision: number; etag: string };
-}
-
-/** The revision the text is edited from: Apply sends its ETag as If-Match. */
-interface Base {
-  etag: string;
-  revision: number;
-}
+/** At most this many of the text's own problems are listed (all are marked in the text). */
+const LISTED_TEXT_PROBLEMS = 50;
 
 const pretty = (value: unknown) => JSON.stringify(value, null, 2);
-const baseOf = (project: LoadedProject | undefined): Base | undefined =>
+const revisionOf = (project: LoadedProject | undefined): Base | undefined =>
   project?.etag ? { etag: project.etag, revision: project.revision } : undefined;
-const draftBase = (draft: Draft): Base | undefined =>
-  draft.baseEtag === undefined ? undefined : { etag: draft.baseEtag, revision: draft.baseRevision ?? 0 };
 
 export function DefinitionEditor(props: {
   context: AdminContext;
@@ -54,62 +52,39 @@ export function DefinitionEditor(props: {
 }) {
   const { context, project } = props;
   const [name, setName] = useState("");
-  const [text, setText] = useState(pretty(project?.definition ?? NEW_PROJECT));
-  const [base, setBase] = useState(baseOf(project));
-  const [restored, setRestored] = useState<Draft>();
-  const [dryRun, setDryRun] = useState<DryRun>();
-  const [problems, setProblems] = useState<Problem[]>([]);
-  const [error, setError] = useState<unknown>();
-  const [conflict, setConflict] = useState<Conflict>();
-  const [done, setDone] = useState<string>();
-  const [busy, setBusy] = useState(false);
-  const editor = useRef<HTMLTextAreaElement>(null);
+  const loadedText = pretty(project?.definition ?? NEW_PROJECT);
+  const [state, dispatch] = useReducer<EditorState, EditorAction>(
+    editorReducer,
+    initialEditorState(loadedText, revisionOf(project)),
+  );
+  const { text, base, dryRun, conflict, restored } = state;
+  const { schema, failure: schemaFailure } = useDefinitionSchema(context.client);
+  const editor = useRef<Editor | undefined>(undefined);
   const diffRef = useRef<HTMLDivElement>(null);
   const conflictRef = useRef<HTMLDivElement>(null);
   useFocusOn(diffRef, dryRun);
   useFocusOn(conflictRef, conflict);
 
   const place = draftPlace(context.session.account, project?.name);
-  const loadedText = pretty(project?.definition ?? NEW_PROJECT);
+  /** Keeps (or drops) this project's draft for the state an action leads to. */
+  const keepDraftFor = (next: EditorState) => writeDraft(place, draftToKeep(next));
 
   // A newly loaded revision (after Apply, a rollback or a reload) or another project replaces
   // the text — before the browser paints or takes a keystroke, so nothing typed into it is
   // wiped afterwards, and one project's text is never applied to another. This project's
   // unsaved draft, if any, comes back with the revision it was edited from.
   useLayoutEffect(() => {
-    const draft = readDraft(place);
-    if (draft && draft.text !== loadedText) {
-      setText(draft.text);
-      setBase(draftBase(draft));
-      setRestored(draft);
-    } else {
-      setText(loadedText);
-      setBase(baseOf(project));
-      setRestored(undefined);
-    }
-    setDryRun(undefined);
-    setProblems([]);
-    setConflict(undefined);
+    dispatch({ type: "loaded", text: loadedText, revision: revisionOf(project), draft: readDraft(place) });
   }, [project?.name, project?.etag]);
 
-  /** The text as typed, kept as this project's draft while it differs from what was loaded. */
-  function edit(value: string, from: Base | undefined = base) {
-    setText(value);
-    writeDraft(
-      place,
-      value === loadedText && from?.etag === project?.etag
-        ? undefined
-        : { baseEtag: from?.etag, baseRevision: from?.revision, text: value },
-    );
-  }
+  const edit = (value: string) => {
+    dispatch({ type: "edited", text: value });
+    keepDraftFor({ ...state, text: value });
+  };
 
   const discardDraft = () => {
+    dispatch({ type: "draftDiscarded" });
     writeDraft(place, undefined);
-    setText(loadedText);
-    setBase(baseOf(project));
-    setRestored(undefined);
-    setDryRun(undefined);
-    setConflict(undefined);
   };
 
   const projectName = project?.name ?? name;
@@ -124,30 +99,18 @@ export function DefinitionEditor(props: {
     }
   }
 
-  async function run(action: () => Promise<void>) {
-    setBusy(true);
-    setError(undefined);
-    setProblems([]);
-    setDone(undefined);
+  async function run(action: () => Promise<void>, clearsDryRun = false) {
+    dispatch({ type: "requestStarted", clearsDryRun });
     try {
       await action();
     } catch (err) {
-      if (err instanceof ApiFailure && err.status === 412) {
-        // The dry run was against a revision that is gone: Apply waits for a new one.
-        setDryRun(undefined);
-        setConflict({ loadedRevision: base?.revision });
-      } else {
-        if (err instanceof ApiFailure) setProblems(err.problems);
-        setError(err);
-      }
-    } finally {
-      setBusy(false);
+      if (err instanceof ApiFailure && err.status === 412) dispatch({ type: "conflicted" });
+      else dispatch({ type: "failed", error: err, problems: err instanceof ApiFailure ? err.problems : [] });
     }
   }
 
   const check = () =>
     run(async () => {
-      setDryRun(undefined);
       // Without a name the request would go to the projects list itself: say so, send nothing.
       if (!projectName.trim())
         throw new Error("Name the project first (Project name, above): nothing was sent.");
@@ -156,8 +119,8 @@ export function DefinitionEditor(props: {
         body,
         headers: ifMatch(),
       });
-      setDryRun({ diff: r.body, text });
-    });
+      dispatch({ type: "dryRunDone", diff: r.body, text });
+    }, true);
 
   const apply = () =>
     run(async () => {
@@ -165,10 +128,8 @@ export function DefinitionEditor(props: {
         body: parsed(),
         headers: ifMatch(),
       });
-      setDryRun(undefined);
       writeDraft(place, undefined);
-      setRestored(undefined);
-      setDone(`Stored revision ${r.body.revision}: ${r.body.summary}`);
+      dispatch({ type: "applied", revision: r.body.revision, summary: r.body.summary });
       if (!project) go("projects", projectName);
       else props.onStored();
     });
@@ -177,42 +138,44 @@ export function DefinitionEditor(props: {
   const compare = () =>
     run(async () => {
       const current = await context.client.call<LoadedProject>("GET", projectPath);
-      const currentEtag = current.headers.get("etag") ?? "";
-      const theirs = { etag: currentEtag, revision: current.body.revision };
-      setBase(theirs);
-      edit(text, theirs);
-      setConflict({
-        loadedRevision: conflict?.loadedRevision,
-        current: { revision: current.body.revision, etag: currentEtag },
-      });
+      const theirs = { etag: current.headers.get("etag") ?? "", revision: current.body.revision };
+      dispatch({ type: "rebased", current: theirs });
+      keepDraftFor({ ...state, base: theirs });
       const r = await context.client.call<Record<string, unknown>>("PUT", `${projectPath}?dryRun=true`, {
         body: parsed(),
-        headers: { "if-match": currentEtag },
+        headers: { "if-match": theirs.etag },
       });
-      setDryRun({ diff: r.body, text });
-    });
+      dispatch({ type: "dryRunDone", diff: r.body, text });
+    }, true);
 
   const reload = () => {
-    setConflict(undefined);
-    setDone(undefined);
+    dispatch({ type: "reloadAsked" });
     props.onStored();
   };
 
-  function showProblem(p: Problem) {
-    const span = locate(text, p.path);
-    const area = editor.current;
-    if (!area) return;
-    area.focus();
-    if (!span) return;
-    area.setSelectionRange(span.offset, span.offset + span.length);
-    // Selecting does not scroll a textarea: bring the problem's line into view.
-    const lineHeight = Number.parseFloat(getComputedStyle(area).lineHeight) || 18;
-    area.scrollTop = Math.max(0, (span.line - 3) * lineHeight);
+  // Found by the editor's own check (a moment after typing stops), as marked in the text.
+  const [textOwnProblems, setTextOwnProblems] = useState<TextProblem[]>([]);
+  const serverProblems = state.problems?.list ?? [];
+
+  // The server's problems are marked in the text too, while it is the text they are about.
+  useEffect(() => {
+    const about = state.problems;
+    const spans = (about?.list ?? []).flatMap((p) => {
+      const span = locate(about!.text, p.path);
+      return span
+        ? [{ from: span.offset, to: span.offset + span.length, message: `${p.path}: ${p.message}` }]
+        : [];
+    });
+    editor.current?.setServerProblems(about?.text ?? "", spans);
+  }, [state.problems]);
+
+  function showServerProblem(path: string) {
+    const span = locate(text, path);
+    if (span) editor.current?.select(span.offset, span.offset + span.length);
   }
 
   const changesSomething = dryRun !== undefined && dryRun.diff.summary !== "no changes";
-  const canApply =
-    !context.readOnly && dryRun?.text === text && changesSomething && !busy && (project || name);
+  const applyAllowed = !context.readOnly && canApply(state) && Boolean(project || name);
   return (
     <div class="editor">
       {!project && (
@@ -226,18 +189,60 @@ export function DefinitionEditor(props: {
         />
       )}
       <div class="field">
-        <label for="definition">Definition (JSON)</label>
-        <textarea
-          id="definition"
-          ref={editor}
-          class="code"
-          spellcheck={false}
-          rows={24}
-          value={text}
+        <div class="field-label" aria-hidden="true">
+          Definition (JSON)
+        </div>
+        <p class="hint" id="definition-keys">
+          {context.readOnly
+            ? "Read only. To leave the text with the keyboard, press Esc, then Tab."
+            : "Tab indents. To leave the editor with the keyboard, press Esc, then Tab. Ctrl-Space suggests field names and values."}
+        </p>
+        <CodeEditor
+          text={text}
+          version={state.replaced}
+          label="Definition (JSON)"
           readOnly={context.readOnly}
-          onInput={(e) => edit((e.target as HTMLTextAreaElement).value)}
+          schema={schema}
+          onChange={edit}
+          onProblems={setTextOwnProblems}
+          control={editor}
         />
+        {schemaFailure && (
+          <p class="hint">
+            The text is checked only as JSON here (the definition schema could not be loaded: {schemaFailure}
+            ); the dry run still checks everything.
+          </p>
+        )}
       </div>
+      {textOwnProblems.length > 0 && (
+        <section class="text-problems" aria-labelledby="text-problems-title">
+          <h2 id="text-problems-title">
+            {textOwnProblems.length === 1
+              ? "1 problem in the text"
+              : `${textOwnProblems.length} problems in the text`}
+          </h2>
+          <ol class="problems">
+            {textOwnProblems.slice(0, LISTED_TEXT_PROBLEMS).map((p) => (
+              <li key={`${p.from}:${p.message}`}>
+                <button type="button" class="link" onClick={() => editor.current?.select(p.from, p.to)}>
+                  {p.kind === "syntax" ? (
+                    `Line ${p.line}`
+                  ) : (
+                    <>
+                      <code>{p.path}</code>
+                      <span class="muted"> (line {p.line})</span>
+                    </>
+                  )}
+                </button>
+                <span class="problem-message">{p.message}</span>
+              </li>
+            ))}
+          </ol>
+          {textOwnProblems.length > LISTED_TEXT_PROBLEMS && (
+            <p class="hint">The others are marked in the text.</p>
+          )}
+        </section>
+      )}
       {restored && (
         <div class="notice info" role="status">
           <p>
@@ -257,10 +262,10 @@ export function DefinitionEditor(props: {
       )}
       {!context.readOnly && (
         <div class="actions">
-          <button type="button" onClick={check} disabled={busy}>
+          <button type="button" onClick={check} disabled={state.busy}>
             Check changes (dry run)
           </button>
-          <button type="button" class="primary" onClick={apply} disabled={!canApply}>
+          <button type="button" class="primary" onClick={apply} disabled={!applyAllowed}>
             {base ? `Apply over revision ${base.revision}` : "Apply"}
           </button>
           {dryRun && dryRun.text !== text && (
@@ -290,20 +295,23 @@ export function DefinitionEditor(props: {
             <button type="button" onClick={reload}>
               Reload
             </button>
-            <button type="button" onClick={compare} disabled={busy || !project}>
+            <button type="button" onClick={compare} disabled={state.busy || !project}>
               Compare with their revision
             </button>
           </div>
         </div>
       )}
-      <ErrorNotice error={error} title={problems.length ? "The definition has problems" : undefined} />
-      {problems.length > 0 && (
+      <ErrorNotice
+        error={state.error}
+        title={serverProblems.length ? "The definition has problems" : undefined}
+      />
+      {serverProblems.length > 0 && (
         <ol class="problems" aria-label="Problems">
-          {problems.map((p) => {
+          {serverProblems.map((p) => {
             const span = locate(text, p.path);
             return (
               <li key={p.path + p.message}>
-                <button type="button" class="link" onClick={() => showProblem(p)}>
+                <button type="button" class="link" onClick={() => showServerProblem(p.path)}>
                   <code>{p.path}</code>
                   {span && <span class="muted"> (line {span.line})</span>}
                 </button>
@@ -319,7 +327,7 @@ export function DefinitionEditor(props: {
           <DiffView diff={dryRun.diff} />
         </div>
       )}
-      <Done message={done} />
+      <Done message={state.done} />
     </div>
   );
 }

@@ -50,14 +50,24 @@ export function isJavaScriptResource(definition: {
   return definition.type === "javascript";
 }
 
-/** May a caller with these roles call the resource? (Its `roles`, when it lists any.) */
-export function mayCall(resource: JavaScriptResourceModel, roles: readonly string[]): boolean {
-  return !resource.roles || roles.some((role) => resource.roles!.has(role));
+/** Who calls: a key's roles, or an account administrator (read/authorization.ts, Principal). */
+export interface CallerRoles {
+  roles: readonly string[];
+  administrator?: object;
 }
 
-/** 403/4031 unless a caller with these roles may call the resource. */
-export function requireCallable(resource: JavaScriptResourceModel, roles: readonly string[]): void {
-  if (!mayCall(resource, roles))
+/** May the caller call the resource? (Its `roles`, when it lists any; an account administrator always.) */
+export function mayCall(resource: JavaScriptResourceModel, principal: CallerRoles): boolean {
+  return (
+    !resource.roles ||
+    principal.administrator !== undefined ||
+    principal.roles.some((role) => resource.roles!.has(role))
+  );
+}
+
+/** 403/4031 unless the caller may call the resource. */
+export function requireCallable(resource: JavaScriptResourceModel, principal: CallerRoles): void {
+  if (!mayCall(resource, principal))
     throw errors.forbidden(`The key's roles do not allow calling '${resource.name}'`);
 }
 
