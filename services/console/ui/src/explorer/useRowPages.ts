@@ -5,7 +5,7 @@
  * an answer for an older query is dropped.
  */
 import { useCallback, useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
-import { type Client, pageOf } from "../api.ts";
+import { ApiFailure, type Client, pageOf } from "../api.ts";
 import type { Row } from "./rows.ts";
 
 /**
@@ -24,6 +24,9 @@ function withPagesize(path: string, rows: number): string {
  * few requests, few enough to stay well within the server's query time limit (503/5031).
  */
 const CATCH_UP_ROWS = 1000;
+
+/** How long a page read that met 503 (or no answer) waits before its one more try. */
+const RETRY_AFTER_MS = 1000;
 
 export interface RowPages {
   rows: Row[];
@@ -65,25 +68,36 @@ export function useRowPages(client: Client, first: string): RowPages {
       const mine = generation.current;
       busy.current = true;
       setState((s) => ({ ...s, loading: true, error: undefined }));
-      client.call("GET", path).then(
-        (r) => {
-          if (mine !== generation.current) return;
-          busy.current = false;
-          const page = pageOf<Row>(r.body);
-          setState((s) => ({
-            rows: replace ? page.items : [...s.rows, ...page.items],
-            next: page.next,
-            complete: !page.next,
-            error: undefined,
-            loading: false,
-          }));
-        },
-        (err) => {
-          if (mine !== generation.current) return;
-          busy.current = false;
-          setState((s) => ({ ...s, error: err, loading: false }));
-        },
-      );
+      const attempt = (againAfterUnavailable: boolean) =>
+        client.call("GET", path).then(
+          (r) => {
+            if (mine !== generation.current) return;
+            busy.current = false;
+            const page = pageOf<Row>(r.body);
+            setState((s) => ({
+              rows: replace ? page.items : [...s.rows, ...page.items],
+              next: page.next,
+              complete: !page.next,
+              error: undefined,
+              loading: false,
+            }));
+          },
+          (err) => {
+            if (mine !== generation.current) return;
+            // A read changes nothing: one that met a busy or unreachable service is tried once more.
+            if (
+              againAfterUnavailable &&
+              err instanceof ApiFailure &&
+              (err.status === 503 || err.status === 0)
+            ) {
+              setTimeout(() => attempt(false), RETRY_AFTER_MS);
+              return;
+            }
+            busy.current = false;
+            setState((s) => ({ ...s, error: err, loading: false }));
+          },
+        );
+      void attempt(true);
     },
     [client],
   );
