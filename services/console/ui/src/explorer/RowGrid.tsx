@@ -57,8 +57,12 @@ export function RowGrid(props: {
   const first = `${props.collectionPath}?${params}`;
   const pages = useRowPages(props.client, first);
   const { rows } = pages;
+  // After a write elsewhere (a change of `refresh`, not its value when the grid appears).
+  const refreshed = useRef(props.refresh);
   useEffect(() => {
-    if (props.refresh) pages.restart();
+    if (refreshed.current === props.refresh) return;
+    refreshed.current = props.refresh;
+    pages.restart();
   }, [props.refresh]);
 
   const [box, setBox] = useState<HTMLElement | null>(null);
