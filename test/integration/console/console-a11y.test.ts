@@ -17,19 +17,16 @@
  * the policy where it is in force). The browser runs in a time zone other than UTC,
  * so that a time shown or typed without saying which zone it is in shows up.
  */
-import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { expect } from "chai";
 import type { Page, Route } from "playwright-core";
 import { demoProject } from "../../fixtures/demo-project.ts";
 import { putAdmin } from "../../support/admins.ts";
+import { axeViolations } from "../../support/axe.ts";
 import { type Browser, DESKTOP, PHONE, screenshot, signIn, startBrowser } from "../../support/browser.ts";
 import { adminClient, projectClient } from "../../support/http.ts";
 import { type Platform, startPlatform } from "../../support/platform.ts";
 import { until } from "../../support/until.ts";
 import { type Receiver, startReceiver } from "../../support/webhook-receiver.ts";
-
-const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
 
 /** A right-to-left override: without isolation it reverses whatever follows it on the line. */
 const RLO = "\u202e";
@@ -44,21 +41,6 @@ const SIZES = [
   { name: "phone", ...PHONE },
   { name: "narrow", width: 360, height: 740 },
 ];
-
-/** The serious and critical axe-core violations on the page as it is now. */
-async function axeViolations(page: Page): Promise<string[]> {
-  if (!(await page.evaluate(() => "axe" in window))) await page.addScriptTag({ content: axeSource });
-  return page.evaluate(async () => {
-    type Violation = { id: string; help: string; impact: string; nodes: { target: string[] }[] };
-    const axe = (
-      window as unknown as { axe: { run: (c: unknown, o: unknown) => Promise<{ violations: Violation[] }> } }
-    ).axe;
-    const result = await axe.run(document, { resultTypes: ["violations"] });
-    return result.violations
-      .filter((v) => v.impact === "serious" || v.impact === "critical")
-      .map((v) => `${v.id} (${v.help}): ${v.nodes.map((n) => n.target.join(" ")).join(" | ")}`);
-  });
-}
 
 /** The checks every screen gets: its title, axe-core, no sideways scrolling; and its screenshot. */
 async function expectGoodScreen(page: Page, shot: string, title: string): Promise<void> {
@@ -435,12 +417,15 @@ describe("console in Chromium: phones and accessibility", function () {
           .filter({ hasText: "Beta GmbH" })
           .getByRole("button", { name: "Open" })
           .click();
-        await page.getByRole("region", { name: /^Row/ }).getByLabel("credit_limit").waitFor();
+        await page
+          .getByRole("region", { name: /^Row/ })
+          .getByLabel("credit_limit", { exact: true })
+          .waitFor();
         await expectGoodScreen(page, shot("explorer-row"), "Data: acme / shop / v1");
 
         await page.getByRole("button", { name: "New row" }).click();
         const dialog = page.getByRole("dialog", { name: "New row in customer" });
-        await dialog.getByLabel("credit_limit").waitFor();
+        await dialog.getByLabel("credit_limit", { exact: true }).waitFor();
         await expectInsideViewport(page, "dialog");
         await expectGoodScreen(page, shot("explorer-insert"), "Data: acme / shop / v1");
         await page.keyboard.press("Escape");

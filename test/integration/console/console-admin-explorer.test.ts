@@ -82,9 +82,9 @@ describe("console in Chromium: the data explorer with the administrator's own se
 
     await page.getByRole("button", { name: "New row" }).click();
     const dialog = page.getByRole("dialog");
-    await dialog.getByLabel("name").fill("FromConsole");
-    await dialog.getByLabel("credit_limit").fill("10");
-    await dialog.getByLabel("credit_limit").press("Enter");
+    await dialog.getByLabel("name", { exact: true }).fill("FromConsole");
+    await dialog.getByLabel("credit_limit", { exact: true }).fill("10");
+    await dialog.getByLabel("credit_limit", { exact: true }).press("Enter");
     await page.getByRole("region", { name: /Inserted: 1 row\(s\) changed/ }).waitFor();
 
     await page
@@ -92,7 +92,7 @@ describe("console in Chromium: the data explorer with the administrator's own se
       .getByRole("button", { name: "Open" })
       .click();
     const detail = page.getByRole("region", { name: /Row/ });
-    await detail.getByLabel("credit_limit").fill("75");
+    await detail.getByLabel("credit_limit", { exact: true }).fill("75");
     await detail.getByRole("button", { name: "Save changes" }).click();
     await page.getByRole("region", { name: /Saved: 1 row\(s\) changed/ }).waitFor();
     await screenshot(page, "21-explorer-as-admin");

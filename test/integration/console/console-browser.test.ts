@@ -296,7 +296,8 @@ describe("console in Chromium", function () {
 
     it("shows rows with hostile values as text, filters (errors at their position) and pages", async () => {
       await page.getByRole("button", { name: "customer", exact: true }).click();
-      await page.getByRole("cell", { name: XSS_VALUE, exact: true }).waitFor();
+      // Too long for its column: cut, with a button that shows all of it.
+      await page.locator("table.data td .cell").getByText(XSS_VALUE, { exact: true }).waitFor();
       await page.getByText(XSS_JSON_KEY, { exact: false }).first().waitFor();
       await expectNoScriptRan(page);
       await screenshot(page, "06-data-explorer");
@@ -318,18 +319,19 @@ describe("console in Chromium", function () {
       await page.getByLabel("Order").fill("name desc");
       await page.getByLabel("Rows per page").fill("2");
       await page.getByRole("button", { name: "Apply" }).click();
-      const names = () => page.locator("table.data tbody tr td:nth-child(2)").allTextContents();
-      await page.getByRole("cell", { name: "A5", exact: true }).waitFor();
-      expect(await names()).to.deep.equal(["A5", "A4"]);
-      await page.getByRole("button", { name: "Next page →" }).click();
-      await page.getByRole("cell", { name: "A3", exact: true }).waitFor();
-      expect(await names()).to.deep.equal(["A3", "A2"]);
-      await page.getByRole("button", { name: "Next page →" }).click();
+      // Pages load as far as the grid has room; the pager scrolls from page to page.
+      const names = () => page.locator("table.data tbody tr:not(.spacer) td:nth-child(3)").allTextContents();
       await page.getByRole("cell", { name: "A1", exact: true }).waitFor();
-      expect(await names()).to.deep.equal(["A1"]);
+      expect(await names()).to.deep.equal(["A5", "A4", "A3", "A2", "A1"]);
+      const pager = page.getByRole("navigation", { name: "Row pages" });
+      await pager.getByRole("status").getByText("Page 1 of 3").waitFor();
+      await page.getByRole("button", { name: "Next page →" }).click();
+      await pager.getByRole("status").getByText("Page 2 of 3").waitFor();
+      await page.getByRole("button", { name: "Next page →" }).click();
+      await pager.getByRole("status").getByText("Page 3 of 3").waitFor();
       expect(await page.getByRole("button", { name: "Next page →" }).isDisabled()).to.equal(true);
       await page.getByRole("button", { name: "← Previous page" }).click();
-      await page.getByRole("cell", { name: "A3", exact: true }).waitFor();
+      await pager.getByRole("status").getByText("Page 2 of 3").waitFor();
     });
 
     it("edits a row: a change behind its back is a conflict, Reload shows it, and saving again works", async () => {
@@ -340,7 +342,7 @@ describe("console in Chromium", function () {
         .getByRole("button", { name: "Open" })
         .click();
       const detail = page.getByRole("region", { name: /Row/ });
-      await detail.getByLabel("credit_limit").fill("1500");
+      await detail.getByLabel("credit_limit", { exact: true }).fill("1500");
 
       const behind = await data().put(managerKey, "customer/A4", {
         "@metadata": { checksum: "override" },
@@ -359,7 +361,7 @@ describe("console in Chromium", function () {
       await page.waitForFunction(
         () => (document.querySelector("#attr-2") as HTMLInputElement | null)?.value === "777",
       );
-      await detail.getByLabel("credit_limit").fill("1500");
+      await detail.getByLabel("credit_limit", { exact: true }).fill("1500");
       await detail.getByRole("button", { name: "Save changes" }).click();
       const summary = page.getByRole("region", { name: /Saved: 1 row\(s\) changed/ });
       await summary.waitFor();
@@ -370,9 +372,9 @@ describe("console in Chromium", function () {
       await page.getByRole("button", { name: "purchaseorder", exact: true }).click();
       await page.getByRole("button", { name: "New row" }).click();
       const dialog = page.getByRole("dialog");
-      await dialog.getByLabel("customer_name").fill("A4");
-      await dialog.getByLabel("amount_total").fill("30");
-      await dialog.getByLabel("amount_total").press("Enter");
+      await dialog.getByLabel("customer_name", { exact: true }).fill("A4");
+      await dialog.getByLabel("amount_total", { exact: true }).fill("30");
+      await dialog.getByLabel("amount_total", { exact: true }).press("Enter");
       const summary = page.getByRole("region", { name: /Inserted: 2 row\(s\) changed/ });
       await summary.waitFor();
       const entries = summary.locator("li");
@@ -386,8 +388,8 @@ describe("console in Chromium", function () {
 
       // A refused write (the validation rule) shows its message as text and writes nothing.
       await page.getByRole("button", { name: "New row" }).click();
-      await dialog.getByLabel("customer_name").fill("A4");
-      await dialog.getByLabel("amount_total").fill("5000");
+      await dialog.getByLabel("customer_name", { exact: true }).fill("A4");
+      await dialog.getByLabel("amount_total", { exact: true }).fill("5000");
       await dialog.getByRole("button", { name: "Insert" }).click();
       await dialog
         .getByRole("alert")

@@ -5,8 +5,17 @@
  */
 import { expect } from "chai";
 import { expirationTime } from "../../../services/console/ui/src/api.ts";
+import { csvRecords } from "../../../services/console/ui/src/explorer/csv-records.ts";
+import { parseView, viewRoute } from "../../../services/console/ui/src/explorer/explorer-url.ts";
+import {
+  andCondition,
+  conditionText,
+  nextOrder,
+  sortOf,
+} from "../../../services/console/ui/src/explorer/filter-text.ts";
 import { queryErrorPlace } from "../../../services/console/ui/src/explorer/query-error.ts";
-import { editableText, editedValue } from "../../../services/console/ui/src/explorer/values.ts";
+import { childNamesOf, columnsOf } from "../../../services/console/ui/src/explorer/rows.ts";
+import { draftChanged, draftOf, typedValue } from "../../../services/console/ui/src/explorer/typed-values.ts";
 import { locate, parseJsonPath } from "../../../services/console/ui/src/json-location.ts";
 
 describe("console: JSON paths of definition problems", () => {
@@ -55,24 +64,106 @@ describe("console: 4002 positions", () => {
   });
 });
 
-describe("console: edited values", () => {
-  it("keeps text as text, numbers and booleans typed, and an emptied non-text value null", () => {
-    expect(editedValue("Jones", "")).to.equal("");
-    expect(editedValue("Jones", "42")).to.equal("42");
-    expect(editedValue(10, "12.5")).to.equal(12.5);
-    expect(editedValue(10, "lots")).to.equal("lots");
-    expect(editedValue(10, " ")).to.equal(null);
-    expect(editedValue(false, "true")).to.equal(true);
-    expect(editedValue(null, "false")).to.equal(false);
-    expect(editedValue(null, "7")).to.equal("7");
-    expect(editedValue({ a: 1 }, '{"a":2}')).to.deep.equal({ a: 2 });
-    expect(editedValue({ a: 1 }, "{broken")).to.equal("{broken");
+describe("console: typed values", () => {
+  it("sends each column type as its type, null when asked, and says what does not fit", () => {
+    const v = (type: string, text: string, isNull = false) => typedValue(type, { text, isNull });
+    expect(v("string", "")).to.deep.equal({ ok: true, value: "" });
+    expect(v("string", "x", true)).to.deep.equal({ ok: true, value: null });
+    expect(v("number", "12.5")).to.deep.equal({ ok: true, value: 12.5 });
+    expect(v("number", "lots").ok).to.equal(false);
+    expect(v("integer", "1.5").ok).to.equal(false);
+    expect(v("boolean", "false")).to.deep.equal({ ok: true, value: false });
+    expect(v("datetime", "2026-01-31T17:05:09")).to.deep.equal({ ok: true, value: "2026-01-31T17:05:09Z" });
+    expect(v("json", '{"a":[1]}')).to.deep.equal({ ok: true, value: { a: [1] } });
+    expect(v("json", "{broken").ok).to.equal(false);
   });
 
-  it("shows values as editable text", () => {
-    expect(editableText(null)).to.equal("");
-    expect(editableText({ a: 1 })).to.equal('{"a":1}');
-    expect(editableText(3)).to.equal("3");
+  it("shows values in the editors' forms: UTC date-times without the zone, JSON indented, null apart", () => {
+    expect(draftOf("datetime", "2026-01-31T17:05:09.000Z")).to.deep.equal({
+      text: "2026-01-31T17:05:09",
+      isNull: false,
+    });
+    expect(draftOf("json", { a: 1 }).text).to.equal('{\n  "a": 1\n}');
+    expect(draftOf("string", null)).to.deep.equal({ text: "", isNull: true });
+    expect(draftChanged("string", null, { text: "", isNull: false }), "null to empty text").to.equal(true);
+    expect(draftChanged("string", "a", { text: "a", isNull: false })).to.equal(false);
+  });
+});
+
+describe("console: rows and their child lists", () => {
+  it("never takes a child list for an attribute because one row's list is empty", () => {
+    const rows = [
+      { Name: "A", Orders: [], "@metadata": {} },
+      { Name: "B", Orders: [{ amount: 1, "@metadata": { href: "x" } }], "@metadata": {} },
+    ];
+    const children = childNamesOf(rows);
+    expect([...children]).to.deep.equal(["Orders"]);
+    expect(columnsOf(rows, children)).to.deep.equal(["Name"]);
+    expect([...childNamesOf([{ Name: "A", Orders: [] }])], "every list empty").to.deep.equal(["Orders"]);
+    expect([...childNamesOf([{ tags: ["a"] }])], "a json column's list").to.deep.equal([]);
+  });
+});
+
+describe("console: the filter language, written", () => {
+  it("quotes names and values as the language wants", () => {
+    expect(conditionText("name", "string", "=", "O'Brien")).to.equal("name = 'O''Brien'");
+    expect(conditionText("first name", "string", "like", "A%")).to.equal(`"first name" like 'A%'`);
+    expect(conditionText("in", "integer", ">", "5")).to.equal(`"in" > 5`);
+    expect(conditionText("n", "integer", ">", "5 or 1=1")).to.equal("n > '5 or 1=1'");
+    expect(conditionText("ok", "boolean", "=", "TRUE")).to.equal("ok = true");
+    expect(conditionText("notes", "json", "is not null", "")).to.equal("notes is not null");
+    expect(andCondition("", "a = 1")).to.equal("a = 1");
+    expect(andCondition("a = 1 or b = 2", "c = 3")).to.equal("(a = 1 or b = 2) and c = 3");
+  });
+
+  it("sorts by a header: ascending, descending, then the default order", () => {
+    expect(nextOrder("", "name")).to.equal("name asc");
+    expect(nextOrder("name asc", "name")).to.equal("name desc");
+    expect(nextOrder("name desc", "name")).to.equal("");
+    expect(nextOrder("name desc", "balance")).to.equal("balance asc");
+    expect(sortOf(`"first name" DESC, x`, "first name")).to.equal("descending");
+    expect(sortOf("name", "name")).to.equal("ascending");
+  });
+});
+
+describe("console: the explorer in the URL", () => {
+  it("reads and writes table, filter, order, page size, page and open row", () => {
+    const view = parseView(
+      ["explorer", "customer"],
+      "filter=a+%3D+1&order=a+desc&pagesize=50&page=3&row=customer%2FA4",
+    );
+    expect(view).to.deep.equal({
+      table: "customer",
+      filter: "a = 1",
+      order: "a desc",
+      pagesize: 50,
+      page: 3,
+      row: "customer/A4",
+    });
+    expect(viewRoute(view)[1]).to.deep.equal({
+      filter: "a = 1",
+      order: "a desc",
+      pagesize: "50",
+      page: "3",
+      row: "customer/A4",
+    });
+    const odd = parseView(["explorer"], "pagesize=-4&page=abc");
+    expect([odd.table, odd.pagesize, odd.page]).to.deep.equal([undefined, 100, 1]);
+    expect(parseView([], "pagesize=999999").pagesize).to.equal(5000);
+  });
+});
+
+describe("console: CSV records", () => {
+  it("reads quoted fields with commas, quotes and line breaks, and tells empty from quoted empty", () => {
+    const records = csvRecords('name,notes\r\nA,"x, ""y""\r\nz"\r\nB,\r\nC,""\n');
+    expect(records.map((r) => r.line)).to.deep.equal([1, 2, 4, 5]);
+    expect(records[1]!.fields).to.deep.equal([
+      { text: "A", quoted: false },
+      { text: 'x, "y"\r\nz', quoted: true },
+    ]);
+    expect(records[2]!.fields[1]).to.deep.equal({ text: "", quoted: false });
+    expect(records[3]!.fields[1]).to.deep.equal({ text: "", quoted: true });
+    expect(() => csvRecords('a\n"open')).to.throw(/Line 2/);
   });
 });
 

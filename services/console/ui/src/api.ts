@@ -34,6 +34,8 @@ export interface Reply<T> {
   status: number;
   body: T;
   headers: Headers;
+  /** The answer as it came (a CSV answer, say, which is not JSON). */
+  text: string;
 }
 
 export interface RequestOptions {
@@ -104,7 +106,7 @@ async function send<T>(
     parsed = undefined;
   }
   if (!response.ok) throw new ApiFailure(response.status, parsed);
-  return { status: response.status, body: parsed as T, headers: response.headers };
+  return { status: response.status, body: parsed as T, headers: response.headers, text };
 }
 
 /** Calls without a credential (logins, login forms). */

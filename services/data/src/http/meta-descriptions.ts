@@ -32,6 +32,17 @@ export function visibleColumns(view: AccessView, table: TableModel): ReadonlySet
   return new Set(granted.flatMap((p) => [...(p.columns ?? [])]));
 }
 
+/** Rule types that compute a column's value: a client cannot set such a column. */
+const DERIVING_RULES = new Set(["sum", "count", "min", "max", "formula", "parentCopy"]);
+
+/** The type of the rule that computes `column` of `table`, if one does. */
+export function derivedBy(r: ProjectRequest, table: string, column: string): string | undefined {
+  const rule = r.project.rules.find(
+    (x) => x.table === table && DERIVING_RULES.has(x.type) && "column" in x && x.column === column,
+  );
+  return rule?.type;
+}
+
 /**
  * `prefix`, `entity` (list) and `primaryKeyColumns` (detail) are what `lac describe`
  * and `lac schema list` (liveapicreator-cli 5.x) print. The detail shows the columns
@@ -56,12 +67,14 @@ export function describeTable(r: ProjectRequest, table: TableModel, detailed: bo
       .filter((name) => !columns || columns.has(name))
       .map((name) => {
         const c = table.columns.get(name)!;
+        const derived = derivedBy(r, table.name, name);
         return {
           name,
           type: c.type,
           required: c.required,
           generated: c.generated,
           ...(c.default !== undefined ? { default: c.default } : {}),
+          ...(derived ? { derived } : {}),
         };
       }),
     primaryKey: { columns: table.key },
@@ -95,11 +108,17 @@ export function describeResource(r: ProjectRequest, resource: ResourceModel) {
     resource_type: "TableBased",
     apiVersion: r.addressing.version,
     table: resource.table.name,
-    attributes: resource.attributes.map((a) => ({
-      name: a.name,
-      column: a.column.name,
-      type: a.column.type,
-    })),
+    attributes: resource.attributes.map((a) => {
+      const derived = derivedBy(r, resource.table.name, a.column.name);
+      return {
+        name: a.name,
+        column: a.column.name,
+        type: a.column.type,
+        required: a.column.required,
+        key: resource.table.key.includes(a.column.name),
+        ...(derived ? { derived } : {}),
+      };
+    }),
     subresources: resource.subresources.map((s) => s.name),
     "@metadata": { href: collectionHref(r.addressing, resource.name) },
   };

@@ -5,28 +5,25 @@
  * every write audited under their name); anyone may instead log in as one of the
  * project's users (its own key, from the project's `@authentication`) to see what
  * that user's roles allow.
+ * What it shows — table, filter, order, page, open row — is in the URL (explorer-url.ts).
  */
 import { useState } from "preact/hooks";
 import type { AdminContext } from "../admin-context.ts";
-import { type Client, seg } from "../api.ts";
-import { ErrorNotice } from "../components/ErrorNotice.tsx";
+import { type Client, localPath, seg } from "../api.ts";
 import { LoadStatus } from "../components/LoadStatus.tsx";
 import { ScreenHeading } from "../components/ScreenHeading.tsx";
 import { useLoad } from "../components/useLoad.ts";
+import { goWith, useRoute, useRouteQuery } from "../route.ts";
 import { type DataSession, type ExplorerTarget, explorerTargets } from "../session.ts";
 import type { Session } from "../use-session.ts";
+import { type Collection, loadCollections } from "./columns.ts";
 import { ExplorerSignIn } from "./ExplorerSignIn.tsx";
-import { type AttributeInfo, InsertForm } from "./InsertForm.tsx";
+import { type ExplorerView, parseView, viewOfTable, viewRoute } from "./explorer-url.ts";
+import { InsertForm } from "./InsertForm.tsx";
 import { RowDetail } from "./RowDetail.tsx";
 import { RowGrid } from "./RowGrid.tsx";
-import type { Row } from "./rows.ts";
+import { metadataOf, type Row } from "./rows.ts";
 import { TxSummary, type WriteOutcome } from "./TxSummary.tsx";
-
-interface Collection {
-  kind: "table" | "resource";
-  name: string;
-  attributes: () => Promise<AttributeInfo[]>;
-}
 
 /** Whose view the workspace shows: the project version and who reads it. */
 type WorkspaceView = ExplorerTarget & Pick<DataSession, "userIdentifier" | "roles">;
@@ -83,6 +80,15 @@ export function Explorer(props: {
   );
 }
 
+function useExplorerView(): [ExplorerView, (change: Partial<ExplorerView>, replace?: boolean) => void] {
+  const view = parseView(useRoute(), useRouteQuery());
+  const change = (c: Partial<ExplorerView>, replace = false) => {
+    const [segments, params] = viewRoute({ ...view, ...c });
+    goWith(segments, params, { replace });
+  };
+  return [view, change];
+}
+
 function Workspace(props: {
   client: Client;
   root: string;
@@ -92,57 +98,37 @@ function Workspace(props: {
   onLogOut: () => void;
 }) {
   const { client, root, session } = props;
-  const [current, setCurrent] = useState<Collection>();
-  const [open, setOpen] = useState<Row>();
-  const [inserting, setInserting] = useState<AttributeInfo[]>();
+  const [view, setView] = useExplorerView();
+  const [inserting, setInserting] = useState(false);
   const [outcome, setOutcome] = useState<WriteOutcome>();
   const [refresh, setRefresh] = useState(0);
-  const [error, setError] = useState<unknown>();
 
-  const collections = useLoad(async () => {
-    const [tables, resources] = await Promise.all([
-      client.call<{ name: string }[]>("GET", `${root}/@tables`),
-      client.call<{ name: string; attributes: { name: string; type: string }[] }[]>(
-        "GET",
-        `${root}/@resources`,
-      ),
-    ]);
-    const list: Collection[] = [
-      ...tables.body.map(
-        (t): Collection => ({
-          kind: "table",
-          name: t.name,
-          attributes: async () =>
-            (await client.call<{ columns: AttributeInfo[] }>("GET", `${root}/@tables/${seg(t.name)}`)).body
-              .columns,
-        }),
-      ),
-      ...resources.body.map(
-        (r): Collection => ({ kind: "resource", name: r.name, attributes: async () => r.attributes }),
-      ),
-    ];
-    return list;
-  }, [client, root]);
+  const collections = useLoad(() => loadCollections(client, root), [client, root]);
+  const current = collections.value?.find((c) => c.name === view.table);
+  const columns = useLoad(async () => (current ? await current.columns() : undefined), [current]);
+  const openRow = useLoad(async () => {
+    if (!view.row) return undefined;
+    const r = await client.call<Row[]>("GET", `${root}/${view.row}`);
+    if (!r.body?.[0]) throw new Error("The row no longer exists (someone deleted it).");
+    return r.body[0];
+  }, [client, root, view.row]);
 
+  const pathUnderRoot = (row: Row) => {
+    const href = metadataOf(row).href;
+    const path = href ? localPath(href) : "";
+    return path.startsWith(`${root}/`) ? path.slice(root.length + 1) : undefined;
+  };
   const choose = (c: Collection) => {
-    setCurrent(c);
-    setOpen(undefined);
     setOutcome(undefined);
+    setInserting(false);
+    const [segments, params] = viewRoute(viewOfTable(c.name));
+    goWith(segments, params);
   };
   const written = (o: WriteOutcome, deleted = false) => {
     setOutcome(o);
     setRefresh((n) => n + 1);
-    if (deleted) setOpen(undefined);
+    if (deleted) setView({ row: undefined }, true);
   };
-  async function startInsert() {
-    if (!current) return;
-    setError(undefined);
-    try {
-      setInserting(await current.attributes());
-    } catch (err) {
-      setError(err);
-    }
-  }
 
   const group = (kind: Collection["kind"], title: string) => (
     <>
@@ -155,7 +141,7 @@ function Workspace(props: {
               <button
                 type="button"
                 class="link"
-                aria-current={current?.name === c.name && current.kind === kind ? "true" : undefined}
+                aria-current={current === c ? "true" : undefined}
                 onClick={() => choose(c)}
               >
                 {c.name}
@@ -180,7 +166,6 @@ function Workspace(props: {
           </button>
         </span>
       </div>
-      <ErrorNotice error={error} />
       <LoadStatus what="tables and resources" load={collections} />
       <div class="explorer">
         <nav class="collections" aria-label="Tables and resources" aria-busy={collections.loading}>
@@ -188,44 +173,66 @@ function Workspace(props: {
           {group("resource", "Resources")}
         </nav>
         <div class="workspace">
-          {!current && <p class="empty">Choose a table or a resource.</p>}
+          {!current && !collections.loading && (
+            <p class="empty">
+              {view.table
+                ? `There is no table or resource ${view.table} here.`
+                : "Choose a table or a resource."}
+            </p>
+          )}
           {current && (
             <>
               <div class="heading">
                 <h2>
-                  {current.kind === "table" ? "Table" : "Resource"} {current.name}
+                  {current.kind === "table" ? "Table" : "Resource"} <bdi>{current.name}</bdi>
                 </h2>
-                <button type="button" onClick={startInsert}>
-                  New row
-                </button>
+                {columns.value && (
+                  <button type="button" onClick={() => setInserting(true)}>
+                    New row
+                  </button>
+                )}
               </div>
-              <RowGrid
-                client={client}
-                collectionPath={`${root}/${seg(current.name)}`}
-                refresh={refresh}
-                onOpen={(row) => {
-                  setOutcome(undefined);
-                  setOpen(row);
-                }}
-              />
-              {open && (
+              <LoadStatus what="columns" load={columns} />
+              {!columns.loading && !columns.error && (
+                <RowGrid
+                  key={current.name}
+                  client={client}
+                  collectionPath={`${root}/${seg(current.name)}`}
+                  name={current.name}
+                  columns={columns.value}
+                  childNames={current.children}
+                  view={view}
+                  onView={setView}
+                  refresh={refresh}
+                  openHref={openRow.value && metadataOf(openRow.value).href}
+                  onOpen={(row) => {
+                    setOutcome(undefined);
+                    setView({ row: pathUnderRoot(row) });
+                  }}
+                  onWritten={(o) => written(o)}
+                />
+              )}
+              {view.row && <LoadStatus what="the row" load={openRow} />}
+              {view.row && openRow.value && (
                 <RowDetail
                   client={client}
-                  row={open}
+                  row={openRow.value}
+                  columns={columns.value}
+                  children={current.children}
                   onWritten={written}
-                  onClose={() => setOpen(undefined)}
+                  onClose={() => setView({ row: undefined })}
                 />
               )}
               <TxSummary outcome={outcome} />
-              {inserting && (
+              {inserting && columns.value && (
                 <InsertForm
                   client={client}
                   collectionPath={`${root}/${seg(current.name)}`}
                   title={current.name}
-                  attributes={inserting}
-                  onClose={() => setInserting(undefined)}
+                  columns={columns.value}
+                  onClose={() => setInserting(false)}
                   onInserted={(o) => {
-                    setInserting(undefined);
+                    setInserting(false);
                     written(o);
                   }}
                 />

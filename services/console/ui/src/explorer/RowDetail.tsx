@@ -8,62 +8,38 @@ import { ApiFailure, type Client, localPath } from "../api.ts";
 import { Confirm } from "../components/Dialog.tsx";
 import { ErrorNotice } from "../components/ErrorNotice.tsx";
 import { useFocusOn } from "../components/focus.ts";
-import { Value } from "../components/Value.tsx";
-import { childListsOf, columnsOf, metadataOf, type Row } from "./rows.ts";
+import { AttributeEditor } from "./AttributeEditor.tsx";
+import { ChildRows } from "./ChildRows.tsx";
+import { type ColumnInfo, readOnlyReason } from "./columns.ts";
+import { childListsOf, childNamesOf, columnsOf, metadataOf, type Row } from "./rows.ts";
 import type { WriteOutcome } from "./TxSummary.tsx";
-import { editableText, editedValue } from "./values.ts";
+import { type Draft, draftChanged, draftOf, guessedType, typedValue } from "./typed-values.ts";
 
-function ChildRows(props: { title: string; rows: Row[] }) {
-  const rows = props.rows.filter((r) => Object.keys(r).some((k) => k !== "@metadata"));
-  const columns = columnsOf(rows);
-  return (
-    <section class="children" aria-label={props.title}>
-      <h3>
-        {props.title} <span class="muted">({rows.length})</span>
-      </h3>
-      {rows.length === 0 ? (
-        <p class="empty">None.</p>
-      ) : (
-        <table class="grid data">
-          <thead>
-            <tr>
-              {columns.map((c) => (
-                <th scope="col" key={c}>
-                  {c}
-                </th>
-              ))}
-            </tr>
-          </thead>
-          <tbody>
-            {rows.map((r, i) => (
-              <tr key={metadataOf(r).href ?? i}>
-                {columns.map((c) => (
-                  <td key={c}>
-                    <Value value={r[c]} />
-                  </td>
-                ))}
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
-      {rows.map((r, i) =>
-        childListsOf(r).map(([name, list]) => (
-          <ChildRows key={`${i}-${name}`} title={`${name} of ${props.title} #${i + 1}`} rows={list} />
-        )),
-      )}
-    </section>
-  );
+/** The row's attributes as columns: the definition's when known, else guessed from the row. */
+function attributesOf(row: Row, columns: ColumnInfo[] | undefined, children: Set<string>): ColumnInfo[] {
+  if (columns) return columns.filter((c) => c.name in row);
+  return columnsOf([row], children).map((name) => ({
+    name,
+    type: guessedType(row[name]),
+    required: false,
+    generated: false,
+    key: false,
+  }));
 }
 
 export function RowDetail(props: {
   client: Client;
   row: Row;
+  /** undefined: not described by a definition (a JavaScript resource). */
+  columns: ColumnInfo[] | undefined;
+  /** Names of its nested child lists (a custom resource's sub-resources). */
+  children: string[];
   onWritten: (outcome: WriteOutcome, deleted: boolean) => void;
   onClose: () => void;
 }) {
   const [row, setRow] = useState(props.row);
-  const [edits, setEdits] = useState<Record<string, string>>({});
+  const [edits, setEdits] = useState<Record<string, Draft>>({});
+  const [invalid, setInvalid] = useState<Record<string, string>>({});
   const [error, setError] = useState<unknown>();
   const [conflict, setConflict] = useState(false);
   const [confirmDelete, setConfirmDelete] = useState(false);
@@ -80,6 +56,7 @@ export function RowDetail(props: {
       shown.current = props.row;
       setRow(props.row);
       setEdits({});
+      setInvalid({});
       setError(undefined);
       setConflict(false);
       setLinked(undefined);
@@ -89,8 +66,12 @@ export function RowDetail(props: {
 
   const meta = metadataOf(row);
   const href = meta.href ? localPath(meta.href) : undefined;
-  const attributes = columnsOf([row]);
-  const changed = Object.keys(edits).filter((k) => edits[k] !== editableText(row[k]));
+  const children = childNamesOf([row], props.children);
+  const attributes = attributesOf(row, props.columns, children);
+  const typeOf = (name: string) => attributes.find((a) => a.name === name)?.type ?? "string";
+  const changed = Object.entries(edits)
+    .filter(([k, draft]) => draftChanged(typeOf(k), row[k], draft))
+    .map(([k]) => k);
 
   async function reload() {
     if (!href) return;
@@ -101,6 +82,7 @@ export function RowDetail(props: {
       if (!fresh) throw new Error("The row no longer exists (someone deleted it).");
       setRow(fresh);
       setEdits({});
+      setInvalid({});
       setConflict(false);
       headingRef.current?.focus();
     } catch (err) {
@@ -113,7 +95,14 @@ export function RowDetail(props: {
     if (!href) return;
     setError(undefined);
     const body: Record<string, unknown> = { "@metadata": { checksum: meta.checksum } };
-    for (const k of changed) body[k] = editedValue(row[k], edits[k]!);
+    const problems: Record<string, string> = {};
+    for (const k of changed) {
+      const typed = typedValue(typeOf(k), edits[k] ?? { text: "", isNull: true });
+      if (typed.ok) body[k] = typed.value;
+      else problems[k] = typed.message;
+    }
+    setInvalid(problems);
+    if (Object.keys(problems).length > 0) return;
     try {
       const r = await props.client.call<{ txsummary: Row[] }>("PUT", href, { body });
       props.onWritten({ what: "Saved", txsummary: r.body.txsummary ?? [] }, false);
@@ -145,7 +134,7 @@ export function RowDetail(props: {
     setError(undefined);
     try {
       const r = await props.client.call<Row[]>("GET", localPath(link));
-      setLinked({ title, rows: (r.body ?? []).filter((x) => !("next_batch" in metadataOf(x))) });
+      setLinked({ title, rows: r.body ?? [] });
     } catch (err) {
       setError(err);
     }
@@ -176,23 +165,17 @@ export function RowDetail(props: {
       <ErrorNotice error={error} />
       <form onSubmit={save}>
         <div class="attributes-form">
-          {attributes.map((name) => {
-            const id = `attr-${attributes.indexOf(name)}`;
-            return (
-              <div class="field" key={name}>
-                <label for={id}>{name}</label>
-                <input
-                  id={id}
-                  value={edits[name] ?? editableText(row[name])}
-                  placeholder={row[name] === null ? "null" : undefined}
-                  onInput={(e) => {
-                    const value = (e.target as HTMLInputElement).value;
-                    setEdits((old) => ({ ...old, [name]: value }));
-                  }}
-                />
-              </div>
-            );
-          })}
+          {attributes.map((column, i) => (
+            <AttributeEditor
+              key={column.name}
+              id={`attr-${i}`}
+              column={column}
+              draft={edits[column.name] ?? draftOf(column.type, row[column.name])}
+              readOnly={readOnlyReason(column)}
+              error={invalid[column.name]}
+              onChange={(draft) => setEdits((old) => ({ ...old, [column.name]: draft }))}
+            />
+          ))}
         </div>
         <div class="actions">
           <button type="submit" class="primary" disabled={changed.length === 0 || !href}>
@@ -207,8 +190,8 @@ export function RowDetail(props: {
           <span class="muted">checksum {meta.checksum}</span>
         </div>
       </form>
-      {childListsOf(row).map(([name, list]) => (
-        <ChildRows key={name} title={name} rows={list} />
+      {childListsOf(row, children).map(([name, list]) => (
+        <ChildRows key={`${meta.checksum}-${name}`} client={props.client} title={name} list={list} />
       ))}
       {meta.links && meta.links.length > 0 && (
         <div class="actions">
@@ -221,7 +204,9 @@ export function RowDetail(props: {
             ))}
         </div>
       )}
-      {linked && <ChildRows title={linked.title} rows={linked.rows} />}
+      {linked && (
+        <ChildRows key={linked.title} client={props.client} title={linked.title} list={linked.rows} />
+      )}
       {confirmDelete && (
         <Confirm
           title="Delete this row?"

@@ -1,191 +1,325 @@
 /**
- * A page of a table's or resource's rows: filter and order in the filter language
- * (a 4002 error is shown at the input and the position it names), page size, and
- * paging by `next_batch`.
+ * The rows of a table or resource in a grid that stays quick with any number of rows:
+ * only the rows in view (and a few around them) are in the DOM, pages of `pagesize` load
+ * as the user scrolls towards the end, every row is one line high (cells cut with an
+ * ellipsis, their full value on demand), the header sticks, columns resize and sort.
+ * Filter and order are in the filter language (a 4002 error is shown at its input), and a
+ * builder writes conditions into the filter. The page in view is kept in the URL.
  */
-import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
 import { ApiFailure, type Client } from "../api.ts";
 import { LoadStatus } from "../components/LoadStatus.tsx";
-import { Pager } from "../components/Pager.tsx";
-import { ScrollArea } from "../components/ScrollArea.tsx";
-import { usePaged } from "../components/usePaged.ts";
-import { Value } from "../components/Value.tsx";
-import { type QueryErrorPlace, queryErrorPlace } from "./query-error.ts";
-import { childListsOf, columnsOf, type Row } from "./rows.ts";
+import { BulkDelete } from "./BulkDelete.tsx";
+import { childCounts } from "./ChildRows.tsx";
+import { CsvExport } from "./CsvExport.tsx";
+import { CsvImport } from "./CsvImport.tsx";
+import type { ColumnInfo } from "./columns.ts";
+import type { ExplorerView } from "./explorer-url.ts";
+import { FilterBuilder } from "./FilterBuilder.tsx";
+import { FullValue } from "./FullValue.tsx";
+import { andCondition, nextOrder, sortOf } from "./filter-text.ts";
+import { GridCell } from "./GridCell.tsx";
+import { defaultWidth, HeaderCell } from "./HeaderCell.tsx";
+import { QueryBar } from "./QueryBar.tsx";
+import { queryErrorPlace } from "./query-error.ts";
+import { childNamesOf, columnsOf, metadataOf, type Row } from "./rows.ts";
+import type { WriteOutcome } from "./TxSummary.tsx";
+import { guessedType } from "./typed-values.ts";
+import { useRowPages } from "./useRowPages.ts";
+import { useRowWindow } from "./useRowWindow.ts";
 
-interface Query {
-  filter: string;
-  order: string;
-  pagesize: string;
-}
+/** Every row's height in px (styles.css: `table.virtual tr`). */
+export const ROW_HEIGHT = 36;
+const SELECT_WIDTH = 44;
+const OPEN_WIDTH = 72;
+const CHILDREN_WIDTH = 180;
 
-function QueryInput(props: {
-  name: "filter" | "order";
-  label: string;
-  value: string;
-  onInput: (v: string) => void;
-  placeholder: string;
-  /** Set anew by each failed request: focus moves to the input once per failure, not per render. */
-  error: { message: string; place: QueryErrorPlace; failure: unknown } | undefined;
-}) {
-  const ref = useRef<HTMLInputElement>(null);
-  const id = `query-${props.name}`;
-  const { error } = props;
-  useLayoutEffect(() => {
-    if (!error || !ref.current) return;
-    ref.current.focus();
-    const at = error.place.offset ?? 0;
-    ref.current.setSelectionRange(at, Math.min(at + 1, props.value.length));
-  }, [error?.failure]);
-  const at = error?.place.offset;
-  return (
-    <div class="field grow">
-      <label for={id}>{props.label}</label>
-      <input
-        id={id}
-        ref={ref}
-        class="code"
-        value={props.value}
-        placeholder={props.placeholder}
-        aria-invalid={error ? "true" : undefined}
-        aria-describedby={error ? `${id}-error` : undefined}
-        onInput={(e) => props.onInput((e.target as HTMLInputElement).value)}
-      />
-      {error && (
-        <div id={`${id}-error`} class="field-error" role="alert">
-          <p>{error.message}</p>
-          {at !== undefined && (
-            <p class="code caret" aria-hidden="true">
-              {props.value.slice(0, at)}
-              <mark>{props.value.slice(at, at + 1) || " "}</mark>
-              {props.value.slice(at + 1)}
-            </p>
-          )}
-        </div>
-      )}
-    </div>
-  );
-}
+const fmt = (n: number) => n.toLocaleString("en");
 
 export function RowGrid(props: {
   client: Client;
   collectionPath: string;
+  name: string;
+  /** undefined: a JavaScript resource (no definition: columns from the rows, read-only). */
+  columns: ColumnInfo[] | undefined;
+  childNames: string[];
+  view: ExplorerView;
+  onView: (change: Partial<ExplorerView>, replace?: boolean) => void;
   refresh: number;
+  openHref: string | undefined;
   onOpen: (row: Row) => void;
+  onWritten: (outcome: WriteOutcome) => void;
 }) {
-  const [draft, setDraft] = useState<Query>({ filter: "", order: "", pagesize: "20" });
-  const [query, setQuery] = useState<Query>(draft);
-  // Another table: its query starts empty, reset before anything can be typed into it.
-  useLayoutEffect(() => {
-    const fresh = { filter: "", order: "", pagesize: "20" };
-    setDraft(fresh);
-    setQuery(fresh);
-  }, [props.collectionPath]);
-
-  const params = new URLSearchParams({ pagesize: query.pagesize });
-  if (query.filter.trim()) params.set("filter", query.filter);
-  if (query.order.trim()) params.set("order", query.order);
-  const rows = usePaged<Row>(props.client, `${props.collectionPath}?${params}`);
+  const { view, onView } = props;
+  const params = new URLSearchParams({ pagesize: String(view.pagesize) });
+  if (view.filter.trim()) params.set("filter", view.filter);
+  if (view.order.trim()) params.set("order", view.order);
+  const first = `${props.collectionPath}?${params}`;
+  const pages = useRowPages(props.client, first);
+  const { rows } = pages;
+  // After a write elsewhere (a change of `refresh`, not its value when the grid appears).
+  const refreshed = useRef(props.refresh);
   useEffect(() => {
-    if (props.refresh) rows.reload();
+    if (refreshed.current === props.refresh) return;
+    refreshed.current = props.refresh;
+    pages.restart();
   }, [props.refresh]);
 
-  const failure = rows.error instanceof ApiFailure ? rows.error : undefined;
+  const [box, setBox] = useState<HTMLElement | null>(null);
+  const win = useRowWindow(box, rows.length, ROW_HEIGHT);
+  const [widths, setWidths] = useState<Record<string, number>>({});
+  const [selected, setSelected] = useState<Map<string, Row>>(new Map());
+  const [full, setFull] = useState<{ title: string; value: unknown }>();
+
+  const children = useMemo(
+    () => childNamesOf(rows.slice(0, 200), props.childNames),
+    [rows, props.childNames],
+  );
+  const columns: ColumnInfo[] = useMemo(
+    () =>
+      props.columns ??
+      columnsOf(rows.slice(0, 200), children).map((name) => ({
+        name,
+        type: guessedType(rows.find((r) => r[name] !== null && r[name] !== undefined)?.[name]),
+        required: false,
+        generated: false,
+        key: false,
+      })),
+    [props.columns, rows, children],
+  );
+  const widthOf = (c: ColumnInfo) => widths[c.name] ?? defaultWidth(c.type);
+  const writable = props.columns !== undefined;
+  const hasChildren = children.size > 0;
+  const tableWidth =
+    (writable ? SELECT_WIDTH : 0) +
+    OPEN_WIDTH +
+    columns.reduce((sum, c) => sum + widthOf(c), 0) +
+    (hasChildren ? CHILDREN_WIDTH : 0);
+
+  // Another query: back to the top, nothing selected.
+  useLayoutEffect(() => {
+    if (box) box.scrollTop = 0;
+    setSelected(new Map());
+  }, [first]);
+
+  // The page in the URL (a link, Back, Next page) is brought into view, loading up to it.
+  const pageStart = (view.page - 1) * view.pagesize;
+  const pageInView = Math.floor(win.firstVisible / view.pagesize) + 1;
+  const pending = useRef<number | undefined>(undefined);
+  useLayoutEffect(() => {
+    if (pageInView !== view.page) pending.current = pageStart;
+  }, [view.page, first]);
+  useLayoutEffect(() => {
+    const target = pending.current;
+    if (target === undefined || !box) return;
+    if (rows.length > target || pages.complete) {
+      pending.current = undefined;
+      box.scrollTop = Math.min(target, Math.max(0, rows.length - 1)) * ROW_HEIGHT;
+    } else if (!pages.loading && !pages.error) {
+      // Up to the page asked for (and one more page) in one request.
+      pages.loadMore(target + view.pagesize - rows.length);
+    }
+  }, [box, rows.length, pages.complete, pages.loading, pages.error, view.page]);
+  // Scrolling keeps the URL's page up to date (in place: Back leaves the table, not the scroll).
+  useEffect(() => {
+    if (pending.current === undefined && rows.length > 0 && pageInView !== view.page)
+      onView({ page: pageInView }, true);
+  }, [pageInView]);
+  // Near the end of what is loaded: the next page.
+  useEffect(() => {
+    if (win.end + view.pagesize / 2 >= rows.length && pages.next && !pages.loading && !pages.error)
+      pages.loadMore();
+  }, [win.end, rows.length, pages.next, pages.loading, pages.error]);
+
+  const failure = pages.error instanceof ApiFailure ? pages.error : undefined;
   const place = failure?.errorCode === 4002 ? queryErrorPlace(failure.message) : undefined;
   const errorAt = (name: "filter" | "order") =>
-    place && (place.parameter === name || place.parameter === `sys${name}`)
-      ? { message: failure!.message, place, failure }
+    failure && place && (place.parameter === name || place.parameter === `sys${name}`)
+      ? { message: failure.message, place, failure }
       : undefined;
-  const columns = rows.items ? columnsOf(rows.items) : [];
+
+  const lastPage = pages.complete ? Math.max(1, Math.ceil(rows.length / view.pagesize)) : undefined;
+  const count = pages.complete ? `${fmt(rows.length)} rows` : `at least ${fmt(rows.length + 1)} rows`;
+  const inView =
+    rows.length === 0
+      ? ""
+      : `rows ${fmt(win.firstVisible + 1)}–${fmt(Math.min(rows.length, win.firstVisible + win.visibleCount))} of ${count}`;
+  const shown = rows.slice(win.start, win.end);
+  const keyColumns = columns.filter((c) => c.key).map((c) => c.name);
+  const toggle = (row: Row, on: boolean) =>
+    setSelected((old) => {
+      const next = new Map(old);
+      const href = metadataOf(row).href ?? "";
+      if (on) next.set(href, row);
+      else next.delete(href);
+      return next;
+    });
+  const allShownSelected = shown.length > 0 && shown.every((r) => selected.has(metadataOf(r).href ?? ""));
 
   return (
-    <div class="rows" aria-busy={rows.loading}>
-      <form
-        class="toolbar"
-        onSubmit={(e) => {
-          e.preventDefault();
-          setQuery({ ...draft });
-        }}
-      >
-        <QueryInput
-          name="filter"
-          label="Filter"
-          placeholder="balance > 100 and name like 'A%'"
-          value={draft.filter}
-          onInput={(filter) => setDraft((d) => ({ ...d, filter }))}
-          error={errorAt("filter")}
+    <div class="rows" aria-busy={pages.loading}>
+      <QueryBar key={first} query={view} onApply={(q) => onView({ ...q, page: 1 })} errorAt={errorAt} />
+      <FilterBuilder
+        columns={columns}
+        onAdd={(condition) => onView({ filter: andCondition(view.filter, condition), page: 1 })}
+      />
+      <div class="grid-tools">
+        <CsvExport
+          client={props.client}
+          collectionPath={props.collectionPath}
+          filter={view.filter}
+          order={view.order}
+          fileName={props.name}
         />
-        <QueryInput
-          name="order"
-          label="Order"
-          placeholder="balance desc, name"
-          value={draft.order}
-          onInput={(order) => setDraft((d) => ({ ...d, order }))}
-          error={errorAt("order")}
-        />
-        <div class="field narrow">
-          <label for="query-pagesize">Rows per page</label>
-          <input
-            id="query-pagesize"
-            type="number"
-            min={1}
-            max={5000}
-            required
-            value={draft.pagesize}
-            onInput={(e) => setDraft((d) => ({ ...d, pagesize: (e.target as HTMLInputElement).value }))}
+        {writable && (
+          <CsvImport
+            client={props.client}
+            collectionPath={props.collectionPath}
+            columns={columns.filter((c) => !c.derived)}
+            onImported={pages.restart}
           />
-        </div>
-        <button type="submit" class="primary">
-          Apply
-        </button>
-      </form>
-      {/* A filter's or order's error is shown at its input instead. */}
-      <LoadStatus what="rows" load={place ? { ...rows, error: undefined } : rows} />
-      {rows.items?.length === 0 && <p class="empty">No rows.</p>}
-      {rows.items && rows.items.length > 0 && (
-        <ScrollArea label="Rows">
-          <table class="grid data">
+        )}
+        <BulkDelete
+          client={props.client}
+          collectionPath={props.collectionPath}
+          selected={[...selected.values()]}
+          keyColumns={keyColumns}
+          onClear={() => setSelected(new Map())}
+          onDeleted={(o) => {
+            setSelected(new Map());
+            props.onWritten(o);
+          }}
+        />
+      </div>
+      {/* A filter's or order's error is shown at its input instead. Loading more shows below
+          the grid: nothing above the rows in view may appear or go while a page loads. */}
+      {rows.length === 0 && <LoadStatus what="rows" load={place ? { ...pages, error: undefined } : pages} />}
+      {pages.complete && rows.length === 0 && <p class="empty">No rows.</p>}
+      {rows.length > 0 && (
+        // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling box the keyboard must reach
+        <section class="grid-box" ref={setBox} tabIndex={0} aria-label={`${props.name} rows`}>
+          <table
+            class="grid data virtual"
+            style={{ width: `${tableWidth}px` }}
+            aria-rowcount={pages.complete ? rows.length + 1 : -1}
+          >
+            <colgroup>
+              {writable && <col style={{ width: `${SELECT_WIDTH}px` }} />}
+              <col style={{ width: `${OPEN_WIDTH}px` }} />
+              {columns.map((c) => (
+                <col key={c.name} style={{ width: `${widthOf(c)}px` }} />
+              ))}
+              {hasChildren && <col style={{ width: `${CHILDREN_WIDTH}px` }} />}
+            </colgroup>
             <thead>
-              <tr>
+              <tr aria-rowindex={1}>
+                {writable && (
+                  <th scope="col">
+                    <input
+                      type="checkbox"
+                      aria-label="Select the rows shown"
+                      checked={allShownSelected}
+                      onChange={(e) => {
+                        for (const r of shown) toggle(r, e.currentTarget.checked);
+                      }}
+                    />
+                  </th>
+                )}
                 <th scope="col">
                   <span class="sr-only">Open</span>
                 </th>
                 {columns.map((c) => (
-                  <th scope="col" key={c}>
-                    {c}
-                  </th>
+                  <HeaderCell
+                    key={c.name}
+                    column={c}
+                    sort={sortOf(view.order, c.name)}
+                    onSort={
+                      c.type === "json"
+                        ? undefined
+                        : () => onView({ order: nextOrder(view.order, c.name), page: 1 })
+                    }
+                    width={widthOf(c)}
+                    onWidth={(w) => setWidths((old) => ({ ...old, [c.name]: w }))}
+                  />
                 ))}
-                <th scope="col">Children</th>
+                {hasChildren && <th scope="col">Children</th>}
               </tr>
             </thead>
             <tbody>
-              {rows.items.map((row, i) => (
-                <tr key={row["@metadata"]?.href ?? i}>
-                  <td>
-                    <button type="button" class="small" onClick={() => props.onOpen(row)}>
-                      Open
-                    </button>
-                  </td>
-                  {columns.map((c) => (
-                    <td key={c}>
-                      <Value value={row[c]} />
+              {win.start > 0 && <tr class="spacer" style={{ height: `${win.start * ROW_HEIGHT}px` }} />}
+              {shown.map((row, i) => {
+                const index = win.start + i;
+                const href = metadataOf(row).href ?? "";
+                return (
+                  <tr
+                    key={href || index}
+                    aria-rowindex={index + 2}
+                    class={href && href === props.openHref ? "current" : undefined}
+                  >
+                    {writable && (
+                      <td>
+                        <input
+                          type="checkbox"
+                          aria-label={`Select row ${index + 1}`}
+                          checked={selected.has(href)}
+                          onChange={(e) => toggle(row, e.currentTarget.checked)}
+                        />
+                      </td>
+                    )}
+                    <td>
+                      <button type="button" class="small" onClick={() => props.onOpen(row)}>
+                        Open
+                      </button>
                     </td>
-                  ))}
-                  <td>
-                    {childListsOf(row)
-                      .map(
-                        ([name, list]) =>
-                          `${name}: ${list.filter((x) => !("next_batch" in (x["@metadata"] ?? {}))).length}`,
-                      )
-                      .join(", ")}
-                  </td>
-                </tr>
-              ))}
+                    {columns.map((c) => (
+                      <GridCell
+                        key={c.name}
+                        value={row[c.name]}
+                        width={widthOf(c)}
+                        label={`${c.name} of row ${index + 1}`}
+                        onShowAll={() =>
+                          setFull({ title: `${c.name} of row ${index + 1}`, value: row[c.name] })
+                        }
+                      />
+                    ))}
+                    {hasChildren && (
+                      <td>
+                        <span class="cell">{childCounts(row, children)}</span>
+                      </td>
+                    )}
+                  </tr>
+                );
+              })}
+              {win.end < rows.length && (
+                <tr class="spacer" style={{ height: `${(rows.length - win.end) * ROW_HEIGHT}px` }} />
+              )}
             </tbody>
           </table>
-        </ScrollArea>
+        </section>
       )}
-      <Pager label="Row pages" paged={rows} />
+      <nav class="pager" aria-label="Row pages">
+        <button
+          type="button"
+          disabled={view.page <= 1}
+          onClick={() => onView({ page: Math.max(1, view.page - 1) })}
+        >
+          ← Previous page
+        </button>
+        <button
+          type="button"
+          disabled={lastPage !== undefined && view.page >= lastPage}
+          onClick={() => onView({ page: view.page + 1 })}
+        >
+          Next page →
+        </button>
+        <span class="pager-page" role="status">
+          Page {fmt(view.page)}
+          {lastPage !== undefined ? ` of ${fmt(lastPage)}` : ""}
+        </span>
+        <span class="muted grid-count">{inView}</span>
+      </nav>
+      {rows.length > 0 && <LoadStatus what="more rows" load={pages} />}
+      {full && <FullValue title={full.title} value={full.value} onClose={() => setFull(undefined)} />}
     </div>
   );
 }
