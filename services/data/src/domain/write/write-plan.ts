@@ -105,6 +105,19 @@ export class WritePlan {
     return this.#changes.get(rowKey(table, id));
   }
 
+  /** The first change of a row in this request. */
+  #record(
+    resource: ResourceModel,
+    id: RowChange["id"],
+    before: RowDocument | null,
+    after: RowDocument | null,
+    verb: RowChange["verb"],
+  ): RowChange {
+    const change: RowChange = { table: resource.table, resource, id, before, after, verb };
+    this.#changes.set(rowKey(resource.table, id), change);
+    return change;
+  }
+
   insert(resource: ResourceModel, doc: RowDocument): RowChange {
     const k = rowKey(resource.table, doc._id);
     const existing = this.#changes.get(k);
@@ -114,16 +127,7 @@ export class WritePlan {
       existing.verb = "UPDATE";
       return existing;
     }
-    const change: RowChange = {
-      table: resource.table,
-      resource,
-      id: doc._id,
-      before: null,
-      after: doc,
-      verb: "INSERT",
-    };
-    this.#changes.set(k, change);
-    return change;
+    return this.#record(resource, doc._id, null, doc, "INSERT");
   }
 
   /** Records a new state of a row; keeps INSERT for rows this request inserted. */
@@ -134,16 +138,7 @@ export class WritePlan {
       existing.after = after;
       return existing;
     }
-    const change: RowChange = {
-      table: resource.table,
-      resource,
-      id: before._id,
-      before,
-      after,
-      verb: "UPDATE",
-    };
-    this.#changes.set(k, change);
-    return change;
+    return this.#record(resource, before._id, before, after, "UPDATE");
   }
 
   delete(resource: ResourceModel, before: RowDocument): RowChange {
@@ -158,16 +153,7 @@ export class WritePlan {
       existing.verb = "DELETE";
       return existing;
     }
-    const change: RowChange = {
-      table: resource.table,
-      resource,
-      id: before._id,
-      before,
-      after: null,
-      verb: "DELETE",
-    };
-    this.#changes.set(k, change);
-    return change;
+    return this.#record(resource, before._id, before, null, "DELETE");
   }
 
   /** Changed rows of one table, in first-touch order. */
