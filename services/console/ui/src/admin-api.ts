@@ -46,6 +46,13 @@ export function listingQuery(params: Record<string, string | undefined>): string
   return query.toString();
 }
 
+const ifMatch = (etag: string | undefined): Record<string, string> => (etag ? { "if-match": etag } : {});
+
+/** The JSON Schema every project definition is checked against (the same for every administrator). */
+export async function definitionSchema<T>(client: Client): Promise<T> {
+  return (await client.call<T>("GET", "/admin/v1/definition-schema")).body;
+}
+
 export function adminApi(client: Client, account: string) {
   const accountPath = `/admin/v1/accounts/${seg(account)}`;
   const projectPath = (project: string) => `${accountPath}/projects/${seg(project)}`;
@@ -73,6 +80,22 @@ export function adminApi(client: Client, account: string) {
         const r = await client.call<ProjectView>("GET", projectPath(project), { signal });
         return { ...r.body, etag: r.headers.get("etag") ?? "" };
       },
+      /** What storing this definition would change, stored nowhere; with `etag`, 412 when the project moved on. */
+      dryRun: async (project: string, definition: unknown, etag?: string) =>
+        (
+          await client.call<Record<string, unknown>>("PUT", `${projectPath(project)}?dryRun=true`, {
+            body: definition,
+            headers: ifMatch(etag),
+          })
+        ).body,
+      /** Stores the definition as the project's next revision (creates the project without `etag`). */
+      store: async (project: string, definition: unknown, etag?: string) =>
+        (
+          await client.call<ProjectChangeView>("PUT", projectPath(project), {
+            body: definition,
+            headers: ifMatch(etag),
+          })
+        ).body,
       /** Deletes the project as it was loaded (`etag`): 412 when someone changed it since. */
       remove: (project: string, etag: string) =>
         client.call("DELETE", projectPath(project), { headers: { "if-match": etag } }),

@@ -4,19 +4,17 @@
  * server that will check the definition, it is always the schema that server uses.
  */
 import { useEffect, useState } from "preact/hooks";
+import { definitionSchema } from "../admin-api.ts";
 import type { Client } from "../api.ts";
 import type { JsonSchema } from "./json-schema.ts";
 
 let asked: Promise<JsonSchema> | undefined;
 
 function loadDefinitionSchema(client: Client): Promise<JsonSchema> {
-  asked ??= client.call<JsonSchema>("GET", "/admin/v1/definition-schema").then(
-    (r) => r.body,
-    (err: unknown) => {
-      asked = undefined; // asked again next time
-      throw err;
-    },
-  );
+  asked ??= definitionSchema<JsonSchema>(client).catch((err: unknown) => {
+    asked = undefined; // asked again next time
+    throw err;
+  });
   return asked;
 }
 

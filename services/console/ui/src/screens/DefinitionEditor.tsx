@@ -10,7 +10,7 @@
 import { useEffect, useLayoutEffect, useReducer, useRef, useState } from "preact/hooks";
 import type { LoadedProject } from "../admin-api.ts";
 import type { AdminContext } from "../admin-context.ts";
-import { ApiFailure, seg } from "../api.ts";
+import { ApiFailure } from "../api.ts";
 import { DiffView } from "../components/DiffView.tsx";
 import { Done, ErrorNotice } from "../components/ErrorNotice.tsx";
 import { Field } from "../components/Field.tsx";
@@ -88,8 +88,6 @@ export function DefinitionEditor(props: {
   };
 
   const projectName = project?.name ?? name;
-  const projectPath = `${context.accountPath}/projects/${seg(projectName)}`;
-  const ifMatch = (): Record<string, string> => (base ? { "if-match": base.etag } : {});
 
   function parsed(): unknown {
     try {
@@ -115,21 +113,15 @@ export function DefinitionEditor(props: {
       if (!projectName.trim())
         throw new Error("Name the project first (Project name, above): nothing was sent.");
       const body = parsed();
-      const r = await context.client.call<Record<string, unknown>>("PUT", `${projectPath}?dryRun=true`, {
-        body,
-        headers: ifMatch(),
-      });
-      dispatch({ type: "dryRunDone", diff: r.body, text });
+      const diff = await context.api.projects.dryRun(projectName, body, base?.etag);
+      dispatch({ type: "dryRunDone", diff, text });
     }, true);
 
   const apply = () =>
     run(async () => {
-      const r = await context.client.call<{ revision: number; summary: string }>("PUT", projectPath, {
-        body: parsed(),
-        headers: ifMatch(),
-      });
+      const stored = await context.api.projects.store(projectName, parsed(), base?.etag);
       writeDraft(place, undefined);
-      dispatch({ type: "applied", revision: r.body.revision, summary: r.body.summary });
+      dispatch({ type: "applied", revision: stored.revision, summary: stored.summary });
       if (!project) go("projects", projectName);
       else props.onStored();
     });
@@ -137,15 +129,12 @@ export function DefinitionEditor(props: {
   /** Their revision becomes the base: the dry run then shows what our text would change in it. */
   const compare = () =>
     run(async () => {
-      const current = await context.client.call<LoadedProject>("GET", projectPath);
-      const theirs = { etag: current.headers.get("etag") ?? "", revision: current.body.revision };
+      const current = await context.api.projects.get(projectName);
+      const theirs = { etag: current.etag, revision: current.revision };
       dispatch({ type: "rebased", current: theirs });
       keepDraftFor({ ...state, base: theirs });
-      const r = await context.client.call<Record<string, unknown>>("PUT", `${projectPath}?dryRun=true`, {
-        body: parsed(),
-        headers: { "if-match": theirs.etag },
-      });
-      dispatch({ type: "dryRunDone", diff: r.body, text });
+      const diff = await context.api.projects.dryRun(projectName, parsed(), theirs.etag);
+      dispatch({ type: "dryRunDone", diff, text });
     }, true);
 
   const reload = () => {
