@@ -5,6 +5,7 @@
  * the view CodeMirror keeps on its content element (what `EditorView.findFromDOM` reads).
  */
 import type { Locator } from "playwright-core";
+import { until } from "./until.ts";
 
 interface ViewLike {
   state: { doc: { toString(): string }; selection: { main: { from: number; to: number } } };
@@ -42,4 +43,21 @@ export async function replaceEditorText(editor: Locator, text: string): Promise<
     data.setData("text/plain", pasted);
     el.dispatchEvent(new ClipboardEvent("paste", { clipboardData: data, bubbles: true, cancelable: true }));
   }, text);
+}
+
+/**
+ * Waits until the editor's whole text satisfies `holds`: a text put in from outside (a
+ * load, a discarded draft) reaches the editor after the console re-renders, not at once.
+ */
+export async function untilEditorText(
+  editor: Locator,
+  what: string,
+  holds: (text: string) => boolean,
+): Promise<string> {
+  let text = "";
+  await until(what, async () => {
+    text = await editorText(editor);
+    return holds(text);
+  });
+  return text;
 }

@@ -18,7 +18,12 @@ import type { Page } from "playwright-core";
 import { demoProject } from "../../fixtures/demo-project.ts";
 import { adminKey, putAdmin } from "../../support/admins.ts";
 import { type Browser, screenshot, signIn, startBrowser } from "../../support/browser.ts";
-import { editorSelection, editorText, replaceEditorText } from "../../support/code-editor.ts";
+import {
+  editorSelection,
+  editorText,
+  replaceEditorText,
+  untilEditorText,
+} from "../../support/code-editor.ts";
 import { adminClient, call, keyHeader, projectClient } from "../../support/http.ts";
 import { type Platform, startPlatform } from "../../support/platform.ts";
 import { until } from "../../support/until.ts";
@@ -738,10 +743,15 @@ describe("console in Chromium", function () {
       await page.getByLabel("Password", { exact: true }).press("Enter");
       await page.getByRole("heading", { name: /shop · revision/ }).waitFor();
       await page.getByRole("status").getByText("Your unsaved changes are back").waitFor();
-      expect(await editorText(editor)).to.equal(draft);
+      await untilEditorText(editor, "the draft is back in the editor", (text) => text === draft);
 
       await page.getByRole("button", { name: "Discard my changes" }).click();
-      expect(JSON.parse(await editorText(editor))).to.deep.equal(stored);
+      const afterDiscard = await untilEditorText(
+        editor,
+        "the stored text replaces the draft",
+        (text) => text !== draft,
+      );
+      expect(JSON.parse(afterDiscard)).to.deep.equal(stored);
       // Signing out on purpose forgets drafts.
       await replaceEditorText(editor, draft);
       await page.getByRole("button", { name: "Sign out" }).click();

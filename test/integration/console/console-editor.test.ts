@@ -13,7 +13,12 @@ import type { Page } from "playwright-core";
 import { demoProject } from "../../fixtures/demo-project.ts";
 import { putAdmin } from "../../support/admins.ts";
 import { type Browser, PHONE, screenshot, signIn, startBrowser } from "../../support/browser.ts";
-import { editorSelection, editorText, replaceEditorText } from "../../support/code-editor.ts";
+import {
+  editorSelection,
+  editorText,
+  replaceEditorText,
+  untilEditorText,
+} from "../../support/code-editor.ts";
 import { adminClient } from "../../support/http.ts";
 import { type Platform, startPlatform } from "../../support/platform.ts";
 import { until } from "../../support/until.ts";
@@ -163,9 +168,13 @@ describe("console in Chromium: the definition editor", function () {
     await replaceEditorText(editor(), draft);
     await page.reload();
     await page.getByRole("status").getByText("Your unsaved changes are back").waitFor();
-    expect(await editorText(editor())).to.equal(draft);
+    await untilEditorText(editor(), "the draft is back in the editor", (text) => text === draft);
     await page.getByRole("button", { name: "Discard my changes" }).click();
-    expect(await editorText(editor())).to.not.contain("typed before the reload");
+    await untilEditorText(
+      editor(),
+      "the stored text replaces the draft",
+      (text) => !text.includes("typed before the reload"),
+    );
     // The discarded text starts afresh: undo does not bring the draft back.
     await editor().focus();
     await page.keyboard.press("ControlOrMeta+z");
