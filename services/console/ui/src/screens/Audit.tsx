@@ -3,7 +3,7 @@
  * filtered by who, what kind of change and whether it was refused; a start time.
  */
 import { useState } from "preact/hooks";
-import { type AuditEntryView, listingQuery } from "../admin-api.ts";
+import { AUDIT_KINDS, type AuditEntryView, type AuditKind, listingQuery } from "../admin-api.ts";
 import type { AdminContext } from "../admin-context.ts";
 import { Field } from "../components/Field.tsx";
 import { LoadStatus } from "../components/LoadStatus.tsx";
@@ -17,13 +17,18 @@ import { usePaged } from "../components/usePaged.ts";
 
 const PAGE_SIZES = ["10", "20", "50", "100"].map((s) => ({ value: s, label: s }));
 
+const KIND_LABELS: Record<AuditKind, string> = {
+  account: "The account",
+  admin: "Administrators",
+  project: "Project definitions",
+  user: "Users",
+  apikey: "API keys",
+};
+
+/** The server's kinds of change (a new one fails to compile until it has a label). */
 const KINDS = [
   { value: "", label: "Any change" },
-  { value: "account", label: "The account" },
-  { value: "admin", label: "Administrators" },
-  { value: "project", label: "Project definitions" },
-  { value: "user", label: "Users" },
-  { value: "apikey", label: "API keys" },
+  ...AUDIT_KINDS.map((kind) => ({ value: kind, label: KIND_LABELS[kind] })),
 ];
 
 const OUTCOMES = [

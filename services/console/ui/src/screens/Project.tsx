@@ -1,6 +1,5 @@
 /** One project: its definition, revisions, built-in users, API keys, webhooks and settings, on tabs. */
 
-import type { LoadedProject } from "../admin-api.ts";
 import type { AdminContext } from "../admin-context.ts";
 import { LoadStatus } from "../components/LoadStatus.tsx";
 import { ScreenHeading } from "../components/ScreenHeading.tsx";
@@ -12,9 +11,6 @@ import { ProjectSettings } from "./ProjectSettings.tsx";
 import { Revisions } from "./Revisions.tsx";
 import { Users } from "./Users.tsx";
 import { Webhooks } from "./Webhooks.tsx";
-
-/** Where it was declared before the admin API client had it (kept for older imports). */
-export type { LoadedProject };
 
 const TABS = [
   { id: "definition", label: "Definition" },
