@@ -41,9 +41,10 @@ describe("logic: store failures, concurrent writers and round trips", function (
   let platform: Platform;
 
   before(async () => {
-    // No periodic intent recovery (every request here undoes its own writes): its Redis calls
-    // would land in the round trips counted below now and then.
-    platform = await startPlatform({ WRITE_RECOVERY_INTERVAL_MS: "3600000" });
+    // No periodic intent recovery (every request here undoes its own writes) and no webhook
+    // delivery (its poll for subscribed projects): their Redis calls would land in the round
+    // trips counted below now and then.
+    platform = await startPlatform({ WRITE_RECOVERY_INTERVAL_MS: "3600000", WEBHOOK_DELIVERY: "false" });
     s = await setupProject(undefined, { platform });
     proxied = await startProxiedDataService(s.platform);
     proxy = proxied.proxy;
