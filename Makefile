@@ -146,7 +146,7 @@ REDIS_SUITES := test/integration/auth/authentication.test.ts test/integration/au
   test/integration/auth/key-index.test.ts \
   test/integration/admin/admin-login.test.ts \
   test/integration/data/write-intents.test.ts test/integration/data/sequences.test.ts \
-  test/integration/rules/write-recovery.test.ts
+  test/integration/rules/write-recovery.test.ts test/integration/data/feed-outbox.test.ts
 test-ha: runtime-tools redis-ha-tools ## Redis suites on a Redis Cluster; Sentinel/Cluster failover and replica-kill tests (real processes)
 	@NODE_OPTIONS=--no-node-snapshot TEST_REDIS=cluster mocha --timeout 60000 $(REDIS_SUITES)
 	@NODE_OPTIONS=--no-node-snapshot mocha --timeout 120000 'test/ha/**/*.test.ts'

@@ -189,7 +189,7 @@ export const dataConfigSchema = z.object({
   WRITE_UNDO_WINDOW_MS: z.coerce.number().int().min(0).default(15_000),
   /** Lease of a write's intent and row locks (renewed while the writer works; after a crash, rows wait this long). */
   WRITE_LEASE_MS: z.coerce.number().int().min(300).default(15_000),
-  /** How often each data-service process looks for abandoned write intents to complete. */
+  /** How often each data-service process completes abandoned write intents and sweeps the feed outbox. */
   WRITE_RECOVERY_INTERVAL_MS: z.coerce.number().int().min(50).default(5000),
   /**
    * How long a committed write's answer waits for a Redis replica to have the step that completed it

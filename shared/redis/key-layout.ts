@@ -10,7 +10,8 @@
  *  - request rate limits: the account (`{<account>}`): its own limits, its bucket and its keys'
  *    buckets, so that one script takes a request's tokens.
  *  - a project's change feed (a stream): the tenant database too, so the script that completes a
- *    write intent appends the write's events in the same step;
+ *    write intent appends the write's events in the same step; so does the mark that a committed
+ *    transaction's events were appended (one script sets it and appends);
  *  - a project's webhook subscriptions and each one's delivery state (retries, dead letters, log,
  *    replays): the tenant database as well, so one script moves an event between the feed's
  *    consumer group and a subscription's retry state.
@@ -61,6 +62,14 @@ export function intentDatabasesKey(prefix: string): string {
 /** A project's change feed (Redis Stream): `collectionPrefix` names the project's incarnation. */
 export function feedStreamKey(prefix: string, database: string, collectionPrefix: string): string {
   return `${prefix}feed:{${database}}:${collectionPrefix}`;
+}
+
+/**
+ * Set, in the feed's slot, once the events of transaction `tx` (committed in MongoDB, kept in the
+ * feed outbox) were appended: whoever appends them again — the sweeper after a crash — finds it.
+ */
+export function feedAppendedKey(prefix: string, database: string, tx: string): string {
+  return `${prefix}feed-tx:{${database}}:${tx}`;
 }
 
 /** A project incarnation's webhook subscriptions (hash: subscription id → record), beside its feed. */

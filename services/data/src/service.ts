@@ -38,6 +38,8 @@ import { createScriptRunner } from "./scripts/script-runner.ts";
 import { AdminStore } from "./store/admin-store.ts";
 import { AuditStore } from "./store/audit-store.ts";
 import { ChangeFeed } from "./store/change-feed.ts";
+import { FeedOutbox } from "./store/feed-outbox.ts";
+import { OutboxSweeper } from "./store/feed-outbox-sweeper.ts";
 import { undoWrites } from "./store/guarded-writes.ts";
 import { purgeIncarnation } from "./store/incarnation-purge.ts";
 import { IntentRecoverer } from "./store/intent-recoverer.ts";
@@ -55,6 +57,7 @@ import { TableIndexStore } from "./store/table-index-store.ts";
 import { TenantDatabases } from "./store/tenant-databases.ts";
 import type { WriteLoop } from "./store/tenant-rows.ts";
 import { TenantStore } from "./store/tenant-store.ts";
+import { TransactionFeed } from "./store/transaction-feed.ts";
 import { UserStore } from "./store/user-store.ts";
 import { WebhookStore } from "./store/webhook-store.ts";
 import { WriteIntents } from "./store/write-intents.ts";
@@ -124,9 +127,9 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
   const databases = new TenantDatabases(connection.getClient(), config.QUERY_TIMEOUT_MS);
   const tenants = new TenantStore(databases, redis, config.REDIS_PREFIX);
   const replicated = replicaAcknowledgement(config, replicaConnection, metrics, logger);
-  const { writeLoop, recoverer, feed } = createWritePath(
+  const { writeLoop, recoverer, feed, outboxSweeper } = createWritePath(
     config,
-    databases,
+    { databases, meta: connection },
     redis,
     metrics,
     logger,
@@ -164,6 +167,8 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
   });
   sweeper.start();
   recoverer.start();
+  // Only writes committed in transactions leave events in the outbox (store/feed-outbox.ts).
+  if (outboxSweeper && (await databases.supportsTransactions())) outboxSweeper.start();
   const hasher = createPasswordHasher(config.ARGON2_MEMORY_KIB);
   const lifecycle: Lifecycle = { shuttingDown: false };
   const sandboxCalls = metrics.counter(
@@ -286,6 +291,7 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
       projects.stop();
       await sweeper.stop();
       await recoverer.stop();
+      await outboxSweeper?.stop();
       hub?.close();
       await custom.close();
       await Promise.allSettled([
@@ -305,12 +311,18 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
  */
 function createWritePath(
   config: DataConfig,
-  databases: TenantDatabases,
+  stores: { databases: TenantDatabases; meta: Connection },
   redis: RedisClient,
   metrics: Metrics,
   logger: Logger,
   replicated: WriteReplication | undefined,
-): { writeLoop: WriteLoop; recoverer: IntentRecoverer; feed: ChangeFeed | undefined } {
+): {
+  writeLoop: WriteLoop;
+  recoverer: IntentRecoverer;
+  feed: ChangeFeed | undefined;
+  outboxSweeper: OutboxSweeper | undefined;
+} {
+  const { databases } = stores;
   const policy = retryPolicy({
     lockWaitMs: config.QUERY_TIMEOUT_MS,
     undoWindowMs: config.WRITE_UNDO_WINDOW_MS,
@@ -355,8 +367,15 @@ function createWritePath(
     logger,
     onRecovered: () => recovered.inc(),
   });
-  const feed = config.FEED_ENABLED ? createChangeFeed(config, redis, metrics, logger, replicated) : undefined;
-  return { writeLoop: createWriteLoop({ store: databases, locks, policy, logger, feed }), recoverer, feed };
+  const feed = config.FEED_ENABLED
+    ? createChangeFeed(config, stores, redis, metrics, logger, replicated)
+    : undefined;
+  return {
+    writeLoop: createWriteLoop({ store: databases, locks, policy, logger, feed }),
+    recoverer,
+    feed: feed?.events,
+    outboxSweeper: feed?.sweeper,
+  };
 }
 
 function liveLimits(config: DataConfig): LiveLimits {
@@ -401,30 +420,48 @@ function webhookMetrics(metrics: Metrics): DispatchMetrics {
   };
 }
 
-/** The change feed the write path appends to (docs/realtime.md). */
+/**
+ * The change feed the write path appends to, and for writes committed in MongoDB transactions its
+ * outbox and the outbox's sweeper (docs/realtime.md, operations.md §6b).
+ */
 function createChangeFeed(
   config: DataConfig,
+  { meta, databases }: { meta: Connection; databases: TenantDatabases },
   redis: RedisClient,
   metrics: Metrics,
   logger: Logger,
   replicated: WriteReplication | undefined,
 ) {
-  const lost = metrics.counter(
-    "tessera_feed_events_lost_total",
-    "Change-feed events of committed transactions that could not be appended (Redis failed after the commit)",
-    [],
+  const outboxEvents = metrics.counter(
+    "tessera_feed_outbox_events_total",
+    "Change-feed events of transactions left in the feed outbox by their writer (deferred) and appended from there by the sweeper (swept)",
+    ["outcome"],
   );
+  for (const outcome of ["deferred", "swept"]) outboxEvents.inc({ outcome }, 0);
   const retention = { maxLength: config.FEED_MAX_LENGTH, maxAgeMs: config.FEED_MAX_AGE_SECONDS * 1000 };
-  return new ChangeFeed(
-    redis,
-    config.REDIS_PREFIX,
-    retention,
-    (events, error) => {
-      lost.inc(events);
-      logger.error({ events, error }, "a committed write's change-feed events could not be appended");
-    },
+  const events = new ChangeFeed(redis, config.REDIS_PREFIX, retention);
+  const outbox = new FeedOutbox(meta, databases);
+  const transactions = new TransactionFeed({
+    feed: events,
+    outbox,
     replicated,
-  );
+    onDeferred: (count, reason) => {
+      outboxEvents.inc({ outcome: "deferred" }, count);
+      logger.warn(
+        { events: count, reason },
+        "a committed write's change-feed events wait in the outbox for the sweeper",
+      );
+    },
+  });
+  const sweeper = new OutboxSweeper({
+    feed: events,
+    outbox,
+    replicated,
+    intervalMs: config.WRITE_RECOVERY_INTERVAL_MS,
+    logger,
+    onAppended: (count) => outboxEvents.inc({ outcome: "swept" }, count),
+  });
+  return { events, transactions, sweeper };
 }
 
 /**

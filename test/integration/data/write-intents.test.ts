@@ -14,7 +14,7 @@ import { RowQueue } from "../../../services/data/src/store/row-queue.ts";
 import { newIntentId, WriteIntents } from "../../../services/data/src/store/write-intents.ts";
 import { createLogger } from "../../../shared/logger.ts";
 import type { RedisClient } from "../../../shared/redis/clients.ts";
-import { feedStreamKey } from "../../../shared/redis/key-layout.ts";
+import { feedAppendedKey, feedStreamKey } from "../../../shared/redis/key-layout.ts";
 import { deleteKeys, isolationPrefix, keysMatching, testRedisClient } from "../../support/stores.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -177,7 +177,10 @@ describe("write intents in Redis", () => {
   describe("the change feed", () => {
     const stream = () => feedStreamKey(prefix, "acme", "shop.");
     const batch = (): FeedBatch => ({
+      tx: "t1",
+      database: "acme",
       stream: stream(),
+      appendedKey: feedAppendedKey(prefix, "acme", "t1"),
       maxLength: 1000,
       maxAgeMs: 3_600_000,
       entries: [

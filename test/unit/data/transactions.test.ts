@@ -9,12 +9,13 @@
  */
 import { expect } from "chai";
 import { type ClientSession, MongoClient, MongoNetworkError, MongoServerError } from "mongodb";
+import type { FeedBatch } from "../../../services/data/src/store/change-feed.ts";
 import type { PlannedWrite } from "../../../services/data/src/store/guarded-writes.ts";
 import { retryPolicy } from "../../../services/data/src/store/retry-policy.ts";
 import type { RowLockSession } from "../../../services/data/src/store/row-locks.ts";
 import type { TenantDatabases } from "../../../services/data/src/store/tenant-databases.ts";
 import { transactionFailure } from "../../../services/data/src/store/transaction-outcome.ts";
-import { commitWrites } from "../../../services/data/src/store/unit-of-work.ts";
+import { type CommitEvents, commitWrites } from "../../../services/data/src/store/unit-of-work.ts";
 import { ApiError } from "../../../shared/errors.ts";
 
 const insert = (id: number): PlannedWrite => ({
@@ -131,6 +132,67 @@ describe("unit of work with MongoDB transactions", () => {
     );
     expect(err).to.be.instanceOf(ApiError);
     expect(err).to.deep.include({ statusCode: 503, errorCode: 5031 });
+  });
+
+  describe("the write's change-feed events", () => {
+    const batch: FeedBatch = {
+      tx: "t1",
+      database: "tn_acme",
+      stream: "feed:{tn_acme}:p1_",
+      appendedKey: "feed-tx:{tn_acme}:t1",
+      maxLength: 100,
+      maxAgeMs: 60_000,
+      entries: [["tx", "t1"]],
+    };
+    /** Events that log into the store's list of operations, in or out of the transaction. */
+    const eventsInto = (ops: string[]): CommitEvents => ({
+      batch,
+      prepare: async (b) => {
+        ops.push(`prepare ${b.database}`);
+      },
+      record: async (b, session) => {
+        ops.push(`record ${b.tx}${session.inTransaction() ? "" : " (no transaction!)"}`);
+      },
+      afterCommit: async (b) => {
+        ops.push(`after commit ${b.tx}`);
+      },
+    });
+
+    it("are prepared for before the transaction, recorded inside it after its writes, and appended after the commit", async () => {
+      const { store, ops } = storeWith(client, () => undefined);
+      await commitWrites(store, "tn_acme", [insert(1), update("x")], locks, policy, eventsInto(ops));
+      expect(ops).to.deep.equal(["prepare tn_acme", "insert 1", "update x", "record t1", "after commit t1"]);
+    });
+
+    it("a transaction the driver runs again records them in the attempt that commits", async () => {
+      const { store, ops } = storeWith(client, (_op, call) => (call === 2 ? transient() : undefined));
+      await commitWrites(store, "tn_acme", [insert(1), update("x")], locks, policy, eventsInto(ops));
+      expect(ops).to.deep.equal([
+        "prepare tn_acme",
+        "insert 1",
+        "update x",
+        "insert 1",
+        "update x",
+        "record t1",
+        "after commit t1",
+      ]);
+    });
+
+    it("a transaction that fails records and appends nothing", async () => {
+      const { store, ops } = storeWith(client, (op) =>
+        op === "update x" ? new ApiError(409, 4091, "changed") : undefined,
+      );
+      const err = await commitWrites(
+        store,
+        "tn_acme",
+        [insert(1), update("x")],
+        locks,
+        policy,
+        eventsInto(ops),
+      ).catch((e: unknown) => e);
+      expect(err).to.deep.include({ statusCode: 409 });
+      expect(ops).to.deep.equal(["prepare tn_acme", "insert 1", "update x"]);
+    });
   });
 
   describe("the answer once the driver gave up", () => {

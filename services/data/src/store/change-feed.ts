@@ -8,7 +8,11 @@
  *    of the intent are one Redis step. A write that is undone (by the request or
  *    by recovery, intent-recoverer.ts, which always undoes) releases its intent
  *    without events;
- *  - with transactions, by one script call right after the commit (unit-of-work.ts).
+ *  - with transactions, the events are written into the transaction itself (the
+ *    feed outbox, feed-outbox.ts) and appended from there right after the commit
+ *    (transaction-feed.ts), or later by the outbox sweeper when that append could
+ *    not happen (feed-outbox-sweeper.ts). `appendOnce` marks the append in the
+ *    same script, so the events are in the stream once whoever appends them.
  * Either way the write's answer then waits for a Redis replica to have that step
  * (write-replication.ts), so that a failover does not lose an acknowledged write's events.
  *
@@ -17,11 +21,10 @@
 import { randomUUID } from "node:crypto";
 import { BSON } from "mongodb";
 import type { RedisClient } from "../../../../shared/redis/clients.ts";
-import { feedStreamKey } from "../../../../shared/redis/key-layout.ts";
+import { feedAppendedKey, feedStreamKey } from "../../../../shared/redis/key-layout.ts";
 import { defineScript, type Script } from "../../../../shared/redis/scripts.ts";
 import type { TenantStorage } from "./storage-names.ts";
 import type { RowDocument, RowId, RowWrite } from "./tenant-rows.ts";
-import type { WriteReplication } from "./write-replication.ts";
 
 /**
  * Lua: appends the events of ARGV[n] (JSON list of field/value lists) to stream KEYS[k], keeping
@@ -40,8 +43,10 @@ local function append_feed(stream, n)
   return #entries
 end`;
 
-// KEYS: stream; ARGV: entries, max length, max age ms.
-const APPEND = `${APPEND_FEED_LUA}
+// KEYS: stream, the transaction's mark; ARGV: entries, max length, max age ms. The mark lives as
+// long as the stream keeps events (max age): 0 when the events were appended before.
+const APPEND_ONCE = `${APPEND_FEED_LUA}
+if not redis.call('SET', KEYS[2], '1', 'NX', 'PX', ARGV[3]) then return -1 end
 return append_feed(KEYS[1], 1)`;
 
 export interface FeedRetention {
@@ -53,7 +58,13 @@ export interface FeedRetention {
 
 /** One write's events on their way to its project's stream, with the stream's retention. */
 export interface FeedBatch extends FeedRetention {
+  /** The write's id (every event carries it). */
+  tx: string;
+  /** The tenant database the write went to (where a transaction keeps its events: feed-outbox.ts). */
+  database: string;
   stream: string;
+  /** The key `appendOnce` sets with the events (feedAppendedKey). */
+  appendedKey: string;
   /** Stream entries: field/value lists. */
   entries: string[][];
 }
@@ -129,24 +140,13 @@ export class ChangeFeed {
   readonly retention: FeedRetention;
   readonly #redis: RedisClient;
   readonly #prefix: string;
-  readonly #append: Script;
-  readonly #onLost: (events: number, error: string) => void;
+  readonly #appendOnce: Script;
 
-  readonly #replicated: WriteReplication | undefined;
-
-  constructor(
-    redis: RedisClient,
-    prefix: string,
-    retention: FeedRetention,
-    onLost: (events: number, error: string) => void,
-    replicated?: WriteReplication,
-  ) {
-    this.#onLost = onLost;
-    this.#replicated = replicated;
+  constructor(redis: RedisClient, prefix: string, retention: FeedRetention) {
     this.#redis = redis;
     this.#prefix = prefix;
     this.retention = retention;
-    this.#append = defineScript(redis, "feed_append", APPEND);
+    this.#appendOnce = defineScript(redis, "feed_append_once", APPEND_ONCE);
   }
 
   /** The stream of a project's events. */
@@ -163,26 +163,22 @@ export class ChangeFeed {
     const tx = randomUUID();
     return {
       ...this.retention,
+      tx,
+      database: storage.database,
       stream: this.streamOf(storage),
+      appendedKey: feedAppendedKey(this.#prefix, storage.database, tx),
       entries: writes.map((w) => entryOf(w, tx, rulesOf(w))),
     };
   }
 
   /**
-   * Appends the events of a MongoDB transaction that committed. The write stands whatever
-   * happens here, so a failure is not the request's: it is counted and logged (without the
-   * events, which carry rows), and those events are missing from the feed.
+   * Appends a committed transaction's events unless they were appended before (the mark at
+   * `batch.appendedKey`, set in the same script). Resolves to whether this call appended them;
+   * rejects when Redis cannot be reached (the events then wait in the outbox).
    */
-  async afterCommit(batch: FeedBatch): Promise<void> {
-    if (batch.entries.length === 0) return;
-    try {
-      await this.#append(1, batch.stream, ...appendArgs(batch));
-    } catch (err) {
-      this.#onLost(batch.entries.length, err instanceof Error ? err.name : typeof err);
-      return;
-    }
-    // The answer waits for a replica to have the events (write-replication.ts); the write stands anyway.
-    await this.#replicated?.().catch(() => {});
+  async appendOnce(batch: FeedBatch): Promise<boolean> {
+    const appended = await this.#appendOnce(2, batch.stream, batch.appendedKey, ...appendArgs(batch));
+    return appended !== -1;
   }
 
   /** Up to `count` events of `storage`'s project after position `after` (`0` for the oldest kept). */

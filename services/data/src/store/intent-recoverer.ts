@@ -13,6 +13,7 @@
 import type { Logger } from "../../../../shared/logger.ts";
 import type { PlannedWrite } from "./guarded-writes.ts";
 import { Lease } from "./intent-lease.ts";
+import { PeriodicRun } from "./periodic-run.ts";
 import { newIntentId, type WriteIntents } from "./write-intents.ts";
 
 export interface IntentRecovererDeps {
@@ -27,42 +28,26 @@ export interface IntentRecovererDeps {
 
 export class IntentRecoverer {
   readonly #deps: IntentRecovererDeps;
-  #timer: NodeJS.Timeout | undefined;
-  #running: Promise<void> | undefined;
-  #stopped = false;
+  readonly #periodic: PeriodicRun;
 
   constructor(deps: IntentRecovererDeps) {
     this.#deps = deps;
+    this.#periodic = new PeriodicRun(
+      () => this.runOnce(),
+      deps.intervalMs,
+      deps.logger,
+      "write intent recovery failed; trying again later",
+    );
   }
 
   /** Runs now, then every interval until `stop()`. */
   start(): void {
-    this.#stopped = false;
-    this.#tick();
-  }
-
-  #tick(): void {
-    this.#running = this.runOnce()
-      .then(() => undefined)
-      .catch((err: unknown) =>
-        // The error's name only: messages can quote data.
-        this.#deps.logger.warn(
-          { error: err instanceof Error ? err.name : typeof err },
-          "write intent recovery failed; trying again later",
-        ),
-      )
-      .finally(() => {
-        if (this.#stopped) return;
-        this.#timer = setTimeout(() => this.#tick(), this.#deps.intervalMs);
-        this.#timer.unref();
-      });
+    this.#periodic.start();
   }
 
   /** Stops the periodic runs and waits for the current one. */
-  async stop(): Promise<void> {
-    this.#stopped = true;
-    clearTimeout(this.#timer);
-    await this.#running;
+  stop(): Promise<void> {
+    return this.#periodic.stop();
   }
 
   /** Works every intent whose lease ran out, each at most once; resolves to how many were completed. */
@@ -70,7 +55,7 @@ export class IntentRecoverer {
     const { intents, leaseMs, logger } = this.#deps;
     const tried = new Set<string>();
     let recovered = 0;
-    while (!this.#stopped) {
+    while (!this.#periodic.stopped) {
       const owner = newIntentId();
       const claimedAt = Date.now();
       const intent = await intents.claim(owner, leaseMs);

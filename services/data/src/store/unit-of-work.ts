@@ -8,8 +8,10 @@
  *    is away for up to the undo window. An undo that cannot finish leaves the
  *    intent to recovery (intent-recoverer.ts), and the answer is 503.
  * The write's change-feed events (change-feed.ts) are appended by the step that
- * completes it: the intent's release, or one call right after the transaction.
+ * completes it: the intent's release; with a transaction, they are recorded in
+ * it (the feed outbox) and appended right after the commit (transaction-feed.ts).
  */
+import type { ClientSession } from "mongodb";
 import { ApiError, errors } from "../../../../shared/errors.ts";
 import type { FeedBatch } from "./change-feed.ts";
 import { applyWrite, type PlannedWrite, undoWrites } from "./guarded-writes.ts";
@@ -19,21 +21,34 @@ import type { RowLockSession } from "./row-locks.ts";
 import type { TenantDatabases } from "./tenant-databases.ts";
 import { transactionFailure } from "./transaction-outcome.ts";
 
+/** A write's change-feed events and how the transaction path keeps them (transaction-feed.ts). */
+export interface CommitEvents {
+  batch: FeedBatch;
+  /** Before the transaction starts (outside it). */
+  prepare: (batch: FeedBatch) => Promise<void>;
+  /** Inside the transaction, after the writes: keeps the events with them. */
+  record: (batch: FeedBatch, session: ClientSession) => Promise<void>;
+  /** After the commit; never rejects (the write stands whatever happens then). */
+  afterCommit: (batch: FeedBatch) => Promise<void>;
+}
+
 export async function commitWrites(
   store: TenantDatabases,
   database: string,
   writes: PlannedWrite[],
   locks: RowLockSession,
   policy: RetryPolicy,
-  feed?: { batch: FeedBatch; append: (batch: FeedBatch) => Promise<void> },
+  feed?: CommitEvents,
 ): Promise<void> {
   if (writes.length === 0) return;
   // A store-connection error leaves as 503/5031 (mongo-errors.ts).
   if (locks.withoutTransactions) return applyWithUndo(store, database, writes, locks, policy, feed?.batch);
+  if (feed) await feed.prepare(feed.batch);
   const session = store.startSession();
   try {
     await session.withTransaction(async () => {
       for (const w of writes) await applyWrite(store, database, w, session);
+      if (feed) await feed.record(feed.batch, session);
     });
   } catch (err) {
     const failure = transactionFailure(err);
@@ -41,8 +56,7 @@ export async function commitWrites(
   } finally {
     await session.endSession();
   }
-  // The write stands whatever happens now: `append` never throws (change-feed.ts, afterCommit).
-  if (feed) await feed.append(feed.batch);
+  if (feed) await feed.afterCommit(feed.batch);
 }
 
 /** The writes that may have applied when write number `applied` (0-based) failed with `err`, newest first. */

@@ -9,7 +9,7 @@
  * docs/architecture.md shows where it sits in a write.
  */
 import type { Logger } from "../../../../shared/logger.ts";
-import type { ChangeFeed, FeedBatch } from "./change-feed.ts";
+import type { ChangeFeed } from "./change-feed.ts";
 import { ConflictError, type PlannedWrite } from "./guarded-writes.ts";
 import { DuplicateKeyError } from "./mongo-errors.ts";
 import { backoffMs, type RetryPolicy, sleep } from "./retry-policy.ts";
@@ -17,15 +17,19 @@ import type { RowLocks } from "./row-locks.ts";
 import { collectionName, type TenantStorage } from "./storage-names.ts";
 import type { TenantDatabases } from "./tenant-databases.ts";
 import type { Planned, RowWrite, WriteLoop } from "./tenant-rows.ts";
-import { commitWrites } from "./unit-of-work.ts";
+import type { TransactionFeed } from "./transaction-feed.ts";
+import { type CommitEvents, commitWrites } from "./unit-of-work.ts";
 
 export interface WriteLoopDeps {
   store: TenantDatabases;
   locks: RowLocks;
   policy: RetryPolicy;
   logger: Logger;
-  /** The change feed; none when it is switched off (FEED_ENABLED=false). */
-  feed?: ChangeFeed;
+  /**
+   * The change feed and how writes committed in transactions keep their events; none when it is
+   * switched off (FEED_ENABLED=false).
+   */
+  feed?: { events: ChangeFeed; transactions: TransactionFeed };
 }
 
 /** A plan's row writes as the store writes them (by collection). */
@@ -56,9 +60,11 @@ export function createWriteLoop(deps: WriteLoopDeps): WriteLoop {
           const stale = await session.hold(writes, plannedAt);
           if (stale && attempt < policy.maxPlans) continue;
           try {
-            const events = feed && {
-              batch: feed.batch(storage, planned.writes, planned.rulesOf),
-              append: (batch: FeedBatch) => feed.afterCommit(batch),
+            const events: CommitEvents | undefined = feed && {
+              batch: feed.events.batch(storage, planned.writes, planned.rulesOf),
+              prepare: (batch) => feed.transactions.prepare(batch),
+              record: (batch, session) => feed.transactions.record(batch, session),
+              afterCommit: (batch) => feed.transactions.afterCommit(batch),
             };
             await commitWrites(store, storage.database, writes, session, policy, events);
           } catch (err) {
