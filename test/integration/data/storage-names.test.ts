@@ -12,6 +12,7 @@ import type { TenantStorage } from "../../../services/data/src/store/storage-nam
 import { DeletedStorageSweeper } from "../../../services/data/src/store/storage-sweeper.ts";
 import { createLogger } from "../../../shared/logger.ts";
 import type { RedisClient } from "../../../shared/redis/clients.ts";
+import { feedStreamKey } from "../../../shared/redis/key-layout.ts";
 import { demoProject } from "../../fixtures/demo-project.ts";
 import { adminClient, projectClient } from "../../support/http.ts";
 import { type Platform, startPlatform } from "../../support/platform.ts";
@@ -40,6 +41,8 @@ describe("storage of deleted accounts and projects", function () {
   });
 
   const sequenceKey = (database: string) => `${platform.dataConfig.REDIS_PREFIX}seq:${database}`;
+  const feedKey = (storage: TenantStorage) =>
+    feedStreamKey(platform.dataConfig.REDIS_PREFIX, storage.database, storage.collectionPrefix);
 
   async function storageOf(account: string, project: string): Promise<TenantStorage> {
     const model = await platform.data.deps.projects.get(account, project);
@@ -64,6 +67,18 @@ describe("storage of deleted accounts and projects", function () {
       .collection<{ _id: string }>(`${storage.collectionPrefix}customer`)
       .insertOne({ _id: "Late", name: "Late", _ck: "0123456789abcdef" } as { _id: string });
     await redis.hset(sequenceKey(storage.database), `${storage.collectionPrefix}purchaseorder`, "7");
+    await redis.xadd(
+      feedKey(storage),
+      "*",
+      "tx",
+      "late",
+      "table",
+      "customer",
+      "verb",
+      "INSERT",
+      "key",
+      '"Late"',
+    );
   }
 
   /** Creates the project (and the account when asked) and returns a full-access key of it. */
@@ -133,6 +148,8 @@ describe("storage of deleted accounts and projects", function () {
     expect(databases).to.include(live.database);
     expect(await redis.exists(sequenceKey(dead.database))).to.equal(0);
     expect(await redis.exists(sequenceKey(live.database))).to.equal(1);
+    expect(await redis.exists(feedKey(dead)), "the deleted project's change feed").to.equal(0);
+    expect(await redis.exists(feedKey(live))).to.equal(1);
     expect((await api.get(newKey, "customer")).body).to.have.length(1);
   });
 
@@ -145,6 +162,8 @@ describe("storage of deleted accounts and projects", function () {
     expect(collections.filter((c) => c.startsWith(live.collectionPrefix))).not.to.deep.equal([]);
     const fields = await redis.hkeys(sequenceKey(live.database));
     expect(fields).to.deep.equal([`${live.collectionPrefix}purchaseorder`]);
+    expect(await redis.exists(feedKey(dead)), "the deleted project's change feed").to.equal(0);
+    expect(await redis.exists(feedKey(live))).to.equal(1);
   });
 
   it("never drops storage that a live account uses, and forgets deletions after a while", async () => {

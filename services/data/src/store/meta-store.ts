@@ -68,8 +68,8 @@ export interface DeletedStorageDoc {
   collectionPrefix?: string;
   /** The deleted incarnation (the account's or the project's); absent on records of earlier releases. */
   uid?: string;
-  /** An account's projects when it was deleted. */
-  projects?: { name: string; uid: string }[];
+  /** An account's projects when it was deleted (`collectionPrefix`: absent on records of earlier releases). */
+  projects?: { name: string; uid: string; collectionPrefix?: string }[];
   deletedAt: Date;
 }
 
@@ -108,7 +108,7 @@ export class MetaStore {
       database: String,
       collectionPrefix: String,
       uid: String,
-      projects: [{ _id: false, name: String, uid: String }],
+      projects: [{ _id: false, name: String, uid: String, collectionPrefix: String }],
       deletedAt: Date,
     });
   }
@@ -172,14 +172,15 @@ export class MetaStore {
     return doc ? { created: false, doc } : this.putAccount(account, displayName);
   }
 
-  /** The projects of the account's current incarnation, in name order. */
-  async listProjects(account: string): Promise<StoredProject[]> {
+  /** The projects of the account's current incarnation, with their storage, in name order. */
+  async listProjects(account: string): Promise<ProjectWithStorage[]> {
     const accountDoc = await this.getAccount(account);
     if (!accountDoc) return [];
     const docs = await this.projects.find({ account }).lean<ProjectDoc[]>().exec();
+    const database = this.accountDatabase(accountDoc);
     return docs
       .filter((d) => this.#belongs(d, accountDoc))
-      .map(toStoredProject)
+      .map((d) => ({ ...toStoredProject(d), storage: { database, collectionPrefix: this.#prefixOf(d) } }))
       .sort((a, b) => a.name.localeCompare(b.name));
   }
 

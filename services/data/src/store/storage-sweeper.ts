@@ -70,7 +70,11 @@ export class DeletedStorageSweeper {
     for (const entry of entries) {
       try {
         if (!(await this.#meta.storageInUse(entry))) {
-          if (entry.collectionPrefix === undefined) await this.#tenants.dropAccountStorage(entry.database);
+          if (entry.collectionPrefix === undefined)
+            await this.#tenants.dropAccountStorage(
+              entry.database,
+              (entry.projects ?? []).flatMap((p) => p.collectionPrefix ?? []),
+            );
           else
             await this.#tenants.dropProjectStorage({
               database: entry.database,

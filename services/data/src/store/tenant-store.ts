@@ -11,7 +11,7 @@
  * time — so a new or emptied Redis never hands out a key that is already used.
  */
 import type { RedisClient } from "../../../../shared/redis/clients.ts";
-import { sequenceKey } from "../../../../shared/redis/key-layout.ts";
+import { feedStreamKey, sequenceKey } from "../../../../shared/redis/key-layout.ts";
 import { defineScript, type Script } from "../../../../shared/redis/scripts.ts";
 import { translateMongoError } from "./mongo-errors.ts";
 import { toMongoFilter } from "./mongo-filter.ts";
@@ -95,7 +95,7 @@ export class TenantStore implements TenantRows {
     return Number(await this.#nextSequence(1, key, field, String(seed)));
   }
 
-  /** Drops every collection of one project's storage (its tables) and its sequences. */
+  /** Drops every collection of one project's storage (its tables), its sequences and its change feed. */
   async dropProjectStorage(storage: TenantStorage): Promise<void> {
     const db = this.#databases.db(storage.database);
     const collections = await db.listCollections({}, { nameOnly: true, ...this.#timeLimit }).toArray();
@@ -105,11 +105,18 @@ export class TenantStore implements TenantRows {
     const key = this.#sequenceKey(storage.database);
     const fields = (await this.#redis.hkeys(key)).filter((f) => f.startsWith(storage.collectionPrefix));
     if (fields.length > 0) await this.#redis.hdel(key, ...fields);
+    await this.#redis.del(feedStreamKey(this.#redisPrefix, storage.database, storage.collectionPrefix));
   }
 
-  /** Drops an account's database (every project's tables) and its sequences. */
-  async dropAccountStorage(database: string): Promise<void> {
+  /**
+   * Drops an account's database (every project's tables and the feed outbox), its sequences and
+   * the change feeds of its projects (`collectionPrefixes`: those known).
+   */
+  async dropAccountStorage(database: string, collectionPrefixes: string[]): Promise<void> {
     await this.#databases.db(database).dropDatabase();
     await this.#redis.del(this.#sequenceKey(database));
+    // The feeds share a hash slot ({database}): one command on a Redis Cluster too.
+    const feeds = collectionPrefixes.map((p) => feedStreamKey(this.#redisPrefix, database, p));
+    if (feeds.length > 0) await this.#redis.del(...feeds);
   }
 }

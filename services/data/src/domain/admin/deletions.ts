@@ -13,7 +13,7 @@ import type { KeyStore } from "../../../../../shared/keys/key-store.ts";
 import type { AccountRateLimitStore } from "../../../../../shared/rate-limits/request-limits.ts";
 import type { AdminStore } from "../../store/admin-store.ts";
 import type { Leases } from "../../store/leases.ts";
-import type { AccountDoc, MetaStore, ProjectWithStorage, StoredProject } from "../../store/meta-store.ts";
+import type { AccountDoc, MetaStore, ProjectWithStorage } from "../../store/meta-store.ts";
 import type { ProjectCache } from "../../store/project-cache.ts";
 import type { RevisionStore } from "../../store/revision-store.ts";
 import type { TenantStorage } from "../../store/storage-names.ts";
@@ -32,7 +32,7 @@ export interface DeletionDeps {
   /** Drops the collections of a project, or an account's database (store/tenant-store.ts). */
   tenants: {
     dropProjectStorage(storage: TenantStorage): Promise<void>;
-    dropAccountStorage(database: string): Promise<void>;
+    dropAccountStorage(database: string, collectionPrefixes: string[]): Promise<void>;
   };
   leases: Leases;
 }
@@ -106,15 +106,20 @@ export async function deleteProject(deps: DeletionDeps, stored: ProjectWithStora
 export async function deleteAccount(
   deps: DeletionDeps,
   doc: AccountDoc,
-  projects: Pick<StoredProject, "name" | "uid">[],
+  projects: Pick<ProjectWithStorage, "name" | "uid" | "storage">[],
 ): Promise<void> {
   const account = doc._id;
   const database = deps.meta.accountDatabase(doc);
+  const prefixes = projects.map((p) => p.storage.collectionPrefix);
   await deps.meta.recordDeletedStorage({
     account,
     database,
     uid: deps.meta.accountUid(doc),
-    projects: projects.map(({ name, uid }) => ({ name, uid })),
+    projects: projects.map(({ name, uid, storage }) => ({
+      name,
+      uid,
+      collectionPrefix: storage.collectionPrefix,
+    })),
   });
   await deps.meta.deleteAccount(account);
   await holdAccountAdmins(deps, deps.meta.accountUid(doc), () => deps.admins.deleteAccount(account));
@@ -123,5 +128,5 @@ export async function deleteAccount(
     await holdProject(deps, account, p.name, () => forgetProject(deps, account, p.name, p.uid));
   await deps.users.deleteAccount(account);
   await deps.revisions.deleteAccount(account);
-  await deps.tenants.dropAccountStorage(database);
+  await deps.tenants.dropAccountStorage(database, prefixes);
 }
