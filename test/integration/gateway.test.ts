@@ -1,9 +1,13 @@
-/** The local gateway survives clients that disconnect mid-request, and routes as the routing table says. */
+/**
+ * The local gateway survives clients that disconnect mid-request, routes as the routing table
+ * says, and loses no GET to a kept-alive connection a service closed (upstream-connections.ts).
+ */
 import http from "node:http";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
 import { expect } from "chai";
 import { createGateway } from "../../services/dev-stack/src/gateway.ts";
 import { routeFor } from "../../services/dev-stack/src/routing.ts";
+import { until } from "../support/until.ts";
 
 function listen(server: http.Server): Promise<string> {
   return new Promise((r) =>
@@ -75,6 +79,78 @@ describe("gateway", () => {
       gateway.closeAllConnections();
       slow.close();
       slow.closeAllConnections();
+    }
+  });
+
+  it("sends a GET again on a new connection when the service drops the kept-alive one it went out on; not a POST", async () => {
+    // A service that closes a connection when a second request comes on it: what the gateway
+    // meets when a service closes a connection as idle just as a request goes out on it.
+    const numbers = new Map<Socket, number>();
+    const served = new WeakSet<Socket>();
+    const seen: string[] = [];
+    const closing = http.createServer((req, res) => {
+      const where = `${req.method} ${req.url} on connection ${numbers.get(req.socket)}`;
+      if (served.has(req.socket)) {
+        seen.push(`${where}, dropped`);
+        req.socket.destroy();
+        return;
+      }
+      served.add(req.socket);
+      seen.push(where);
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ path: req.url }));
+    });
+    closing.on("connection", (socket: Socket) => numbers.set(socket, numbers.size + 1));
+    const upstream = await listen(closing);
+    const gateway = createGateway({ upstreams: { auth: upstream, data: upstream }, ready: async () => true });
+    const base = await listen(gateway);
+    try {
+      const first = await fetch(`${base}/rest/a/p/v1/one`);
+      expect(await first.json()).to.deep.equal({ path: "/rest/a/p/v1/one" });
+      const second = await fetch(`${base}/rest/a/p/v1/two`);
+      expect(second.status).to.equal(200);
+      expect(await second.json()).to.deep.equal({ path: "/rest/a/p/v1/two" });
+      // The GET sent again had a connection of its own; the next one opens a kept-alive one.
+      expect((await fetch(`${base}/rest/a/p/v1/three`)).status).to.equal(200);
+      // A request with a body may have been acted on before the connection went: never sent twice.
+      const write = await fetch(`${base}/rest/a/p/v1/four`, { method: "POST", body: "{}" });
+      expect(write.status).to.equal(503);
+      expect(seen).to.deep.equal([
+        "GET /rest/a/p/v1/one on connection 1",
+        "GET /rest/a/p/v1/two on connection 1, dropped",
+        "GET /rest/a/p/v1/two on connection 2",
+        "GET /rest/a/p/v1/three on connection 3",
+        "POST /rest/a/p/v1/four on connection 3, dropped",
+      ]);
+    } finally {
+      gateway.close();
+      gateway.closeAllConnections();
+      closing.close();
+      closing.closeAllConnections();
+    }
+  });
+
+  it("lets a kept-alive connection to a service go when it has been idle, before the service would", async () => {
+    const echo = http.createServer((req, res) => res.end(req.url));
+    // Far longer than the gateway keeps a connection unused: whoever closes it, it is not the service.
+    echo.keepAliveTimeout = 60_000;
+    let open = 0;
+    echo.on("connection", (socket: Socket) => {
+      open++;
+      socket.on("close", () => open--);
+    });
+    const upstream = await listen(echo);
+    const gateway = createGateway({ upstreams: { auth: upstream, data: upstream }, ready: async () => true });
+    const base = await listen(gateway);
+    try {
+      expect(await (await fetch(`${base}/rest/a/p/v1/one`)).text()).to.equal("/rest/a/p/v1/one");
+      expect(open, "the connection the request came on").to.equal(1);
+      await until("the gateway closes its idle connection to the service", async () => open === 0, 15_000);
+    } finally {
+      gateway.close();
+      gateway.closeAllConnections();
+      echo.close();
+      echo.closeAllConnections();
     }
   });
 });

@@ -26,6 +26,8 @@ export interface Receiver {
   delivered(): Set<string>;
   /** Requests held unanswered now. */
   held(): number;
+  /** The ids of the held requests whose senders still wait for the answer (their connections open). */
+  waiting(): string[];
   setSecret(secret: string): void;
   /** The status to answer from now on (200 by default); `hold`: keep requests open until `release`. */
   answer(status: number | "hold"): void;
@@ -40,7 +42,7 @@ export async function startReceiver(path = "/hook"): Promise<Receiver> {
   let secret = "";
   let mode: number | "hold" = 200;
   const received: ReceivedDelivery[] = [];
-  const holding: { res: ServerResponse; record: ReceivedDelivery }[] = [];
+  const holding: { res: ServerResponse; record: ReceivedDelivery; gone: boolean }[] = [];
   const handle = (req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
@@ -58,7 +60,13 @@ export async function startReceiver(path = "/hook"): Promise<Receiver> {
       };
       received.push(record);
       if (mode === "hold") {
-        holding.push({ res, record });
+        const held = { res, record, gone: false };
+        holding.push(held);
+        // A sender that went away (a process killed) waits for nothing: an answer written into its
+        // connection would reach no one, yet count as delivered.
+        res.once("close", () => {
+          held.gone = !res.writableEnded;
+        });
         return;
       }
       record.status = mode;
@@ -78,6 +86,7 @@ export async function startReceiver(path = "/hook"): Promise<Receiver> {
     received,
     delivered: () => new Set(received.filter((r) => r.status >= 200 && r.status < 300).map((r) => r.id)),
     held: () => holding.length,
+    waiting: () => holding.filter((h) => !h.gone).map((h) => h.record.id),
     setSecret: (s) => {
       secret = s;
     },
@@ -85,8 +94,8 @@ export async function startReceiver(path = "/hook"): Promise<Receiver> {
       mode = status;
     },
     release: (status = 200) => {
-      for (const { res, record } of holding.splice(0)) {
-        if (res.socket?.destroyed ?? true) continue;
+      for (const { res, record, gone } of holding.splice(0)) {
+        if (gone || (res.socket?.destroyed ?? true)) continue;
         record.status = status;
         res.writeHead(status).end();
       }

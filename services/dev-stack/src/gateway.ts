@@ -6,13 +6,16 @@
  * have several replicas (upstream-pool.ts): requests take them in turn, and a
  * request whose connection a replica refused (it is down) goes to the next one,
  * which is safe because nothing of it was sent yet; requests a replica had in
- * flight when it died fail (503).
+ * flight when it died fail (503). Kept-alive connections to a service are let go
+ * before the service would close them, and a GET that met one closing anyway is
+ * sent again on a new connection (upstream-connections.ts).
  */
 import { randomUUID } from "node:crypto";
 import http from "node:http";
 import { pipeline } from "node:stream";
 import { errors } from "../../../shared/errors.ts";
 import { routeFor, type ServiceName } from "./routing.ts";
+import { resendable, UpstreamAgent } from "./upstream-connections.ts";
 import { UpstreamPool } from "./upstream-pool.ts";
 
 type Upstream = string | UpstreamPool;
@@ -41,7 +44,7 @@ function sendError(res: http.ServerResponse, status: number, errorCode: number, 
 }
 
 export function createGateway(options: GatewayOptions): http.Server {
-  const keepAlive = new http.Agent({ keepAlive: true, maxSockets: 256 });
+  const keepAlive = new UpstreamAgent();
   // With several replicas every request opens its own connection: one to a replica that died is
   // refused at once and goes to another, where a kept-alive one could be a dead process's.
   const fresh = new http.Agent({ keepAlive: false, maxSockets: 256 });
@@ -81,10 +84,12 @@ export function createGateway(options: GatewayOptions): http.Server {
     headers["x-forwarded-proto"] = "http";
     delete headers.forwarded;
     const refused = new Set<string>();
-    const forward = (target: URL) => {
+    /** Sends the request to `target`: on a kept-alive connection unless `newConnection`. */
+    const forward = (target: URL, newConnection = false) => {
+      let answered = false;
       const upstream = http.request(
         {
-          agent: pool.size > 1 ? fresh : keepAlive,
+          agent: newConnection || pool.size > 1 ? fresh : keepAlive,
           host: target.hostname,
           port: target.port,
           method: req.method,
@@ -92,6 +97,7 @@ export function createGateway(options: GatewayOptions): http.Server {
           headers,
         },
         (up) => {
+          answered = true;
           // The client may have gone away while the service was working: drop the answer.
           if (res.destroyed) {
             up.resume();
@@ -122,6 +128,10 @@ export function createGateway(options: GatewayOptions): http.Server {
           refused.add(target.href);
           const next = pool.pick(refused);
           if (next && !res.destroyed) return forward(next);
+        }
+        // A kept-alive connection the service closed as idle just as the request went out on it.
+        if (!answered && !newConnection && !res.destroyed && resendable(req, upstream)) {
+          return forward(target, true);
         }
         // An upstream that answered before reading the whole body (e.g. 413) may reset afterwards.
         if (!res.writableEnded && !res.destroyed) {

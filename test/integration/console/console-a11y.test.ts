@@ -436,12 +436,19 @@ describe("console in Chromium: phones and accessibility", function () {
 
       it("data explorer without an administrator's session", async () => {
         const visitor = await browser.newPage();
-        await visitor.setViewportSize(size);
-        await visitor.goto(`${base}/console/#/explorer`);
-        await visitor.getByRole("heading", { name: "Data explorer", level: 1 }).waitFor();
-        expect(await focused(visitor)).to.equal("H1: Data explorer");
-        await expectGoodScreen(visitor, shot("explorer-visitor"), "Data explorer: log in");
-        await visitor.close();
+        try {
+          await visitor.setViewportSize(size);
+          await visitor.goto(`${base}/console/#/explorer`);
+          await visitor.getByRole("heading", { name: "Data explorer", level: 1 }).waitFor();
+          expect(await focused(visitor)).to.equal("H1: Data explorer");
+          await expectGoodScreen(visitor, shot("explorer-visitor"), "Data explorer: log in");
+        } catch (err) {
+          // What the visitor's tab showed (afterEach shows the administrator's tab).
+          await screenshot(visitor, `failed-${size.name}-explorer-visitor`);
+          throw err;
+        } finally {
+          await visitor.close();
+        }
       });
     });
   }
