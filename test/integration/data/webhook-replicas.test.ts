@@ -66,8 +66,6 @@ describe("webhooks across replicas", function () {
     });
     s = await setupProject(canonicalProject(), { platform });
     receiver = await startReceiver();
-    const env = { ...dataServiceEnv(platform.dataConfig), WEBHOOK_DELIVERY: "true" };
-    replicas.push(...(await Promise.all([startDataProcess(env), startDataProcess(env)])));
   });
   after(async () => {
     await receiver?.close();
@@ -88,6 +86,12 @@ describe("webhooks across replicas", function () {
     const events = 12;
     for (let qty = 1; qty <= events; qty++)
       expect((await postLine(s.api, s.key, { order, product }, qty)).status).to.equal(201);
+    // The replicas start once every event waits in the subscription's group, so that one round of
+    // one of them takes all 12. (Started before, a replica could take the first events while the
+    // rest were still being written; its round then holds those until they time out, and the
+    // rest come later — on a loaded machine, after some of the first were sent again.)
+    const env = { ...dataServiceEnv(s.platform.dataConfig), WEBHOOK_DELIVERY: "true" };
+    replicas.push(...(await Promise.all([startDataProcess(env), startDataProcess(env)])));
     await until("every event is held by a replica", async () => receiver.held() === events, 60_000);
     // The normal case: each event was handed to one replica, once.
     expect(new Set(receiver.received.map((d) => d.id)).size).to.equal(events);
