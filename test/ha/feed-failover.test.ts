@@ -15,14 +15,16 @@ import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { expect } from "chai";
-import { Redis } from "ioredis";
 import { WriteIntents } from "../../services/data/src/store/write-intents.ts";
 import { createRedisClient, type RedisClient } from "../../shared/redis/clients.ts";
 import { demoProject } from "../fixtures/demo-project.ts";
 import { adminClient, projectClient } from "../support/http.ts";
 import { type Platform, startPlatform } from "../support/platform.ts";
-import { type SentinelProcesses, startRedisSentinel } from "../support/redis-topologies.ts";
-import { TcpRelay } from "../support/tcp-relay.ts";
+import {
+  replicaThroughRelay,
+  type SentinelProcesses,
+  startRedisSentinel,
+} from "../support/redis-topologies.ts";
 import { until } from "../support/until.ts";
 
 const WRITERS = 8;
@@ -180,18 +182,8 @@ describe("Redis Sentinel: the change feed across a failover during a burst of wr
   it("the primary killed while its replica's link stalls: still nothing acknowledged is lost", async () => {
     // The replica follows the primary through a relay; the relay stops passing anything on, writes
     // go on for a moment (the primary cannot reach its replica), then the primary dies.
-    const relay = new TcpRelay(redis.primary.port);
-    const relayPort = await relay.listen();
+    const relay = await replicaThroughRelay(redis);
     try {
-      const replica = new Redis(redis.replica.port, "127.0.0.1");
-      try {
-        await replica.replicaof("127.0.0.1", relayPort);
-        await until("the replica follows the primary through the relay", async () =>
-          /master_link_status:up/.test(await replica.info("replication")),
-        );
-      } finally {
-        replica.disconnect();
-      }
       const report = await burstThroughFailover("stall", async () => {
         relay.hold();
         await new Promise((r) => setTimeout(r, STALL_MS));

@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { expect } from "chai";
-import { Redis } from "ioredis";
+import type { Redis } from "ioredis";
 import mongoose, { type Connection } from "mongoose";
 import { ChangeFeed, type FeedBatch } from "../../services/data/src/store/change-feed.ts";
 import { FeedOutbox } from "../../services/data/src/store/feed-outbox.ts";
@@ -25,9 +25,13 @@ import { createLogger } from "../../shared/logger.ts";
 import { createRedisClient, type RedisClient } from "../../shared/redis/clients.ts";
 import { replicaAckKey } from "../../shared/redis/key-layout.ts";
 import { ReplicaAcks } from "../../shared/redis/replica-acks.ts";
-import { type SentinelProcesses, startRedisSentinel } from "../support/redis-topologies.ts";
+import {
+  replicaThroughRelay,
+  type SentinelProcesses,
+  startRedisSentinel,
+} from "../support/redis-topologies.ts";
 import { isolationPrefix, testStores } from "../support/stores.ts";
-import { TcpRelay } from "../support/tcp-relay.ts";
+import type { TcpRelay } from "../support/tcp-relay.ts";
 import { until } from "../support/until.ts";
 
 const logger = createLogger("test", "silent");
@@ -67,17 +71,7 @@ describe("Redis Sentinel: a transaction's events across a failover that loses th
       .asPromise();
     tenants = new TenantDatabases(meta.getClient(), 10_000);
     // The replica follows the primary through a relay the test can stall.
-    relay = new TcpRelay(redis.primary.port);
-    const relayPort = await relay.listen();
-    const replica = new Redis(redis.replica.port, "127.0.0.1");
-    try {
-      await replica.replicaof("127.0.0.1", relayPort);
-      await until("the replica follows the primary through the relay", async () =>
-        /master_link_status:up/.test(await replica.info("replication")),
-      );
-    } finally {
-      replica.disconnect();
-    }
+    relay = await replicaThroughRelay(redis);
   });
   after(async () => {
     await relay?.close();

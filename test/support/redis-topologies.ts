@@ -10,6 +10,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { Redis } from "ioredis";
 import { freePort, stopper, tieToThisProcess, waitForPort } from "../../services/dev-stack/src/stores.ts";
+import { TcpRelay } from "./tcp-relay.ts";
 import { until } from "./until.ts";
 
 const run = promisify(execFile);
@@ -190,4 +191,23 @@ export async function startRedisSentinel(dir: string, master = "tessera"): Promi
       await Promise.all([primary, replica, ...sentinels].map((s) => s.stop()));
     },
   };
+}
+
+/**
+ * Makes the Sentinel topology's replica follow its primary through a relay on loopback, which a
+ * test can stall (`hold()`: the primary can no longer reach its replica). Close it at the end.
+ */
+export async function replicaThroughRelay(redis: SentinelProcesses): Promise<TcpRelay> {
+  const relay = new TcpRelay(redis.primary.port);
+  const relayPort = await relay.listen();
+  const replica = new Redis(redis.replica.port, "127.0.0.1");
+  try {
+    await replica.replicaof("127.0.0.1", relayPort);
+    await until("the replica follows the primary through the relay", async () =>
+      /master_link_status:up/.test(await replica.info("replication")),
+    );
+  } finally {
+    replica.disconnect();
+  }
+  return relay;
 }
