@@ -8,7 +8,17 @@ import { Counter, collectDefaultMetrics, Histogram, Registry } from "prom-client
 export interface Metrics {
   registry: Registry;
   middleware: Middleware;
-  counter(name: string, help: string, labelNames: string[]): Counter<string>;
+  /**
+   * A counter of the registry (the same one when asked again). `shown`: label values to report at 0
+   * before anything counted them (`{ outcome: ["ok", "failed"] }`), so that dashboards and rate()
+   * see every series from the start; a counter without labels is reported at 0 anyway.
+   */
+  counter(
+    name: string,
+    help: string,
+    labelNames: string[],
+    shown?: Record<string, readonly string[]>,
+  ): Counter<string>;
 }
 
 export function createMetrics(service: string): Metrics {
@@ -35,8 +45,13 @@ export function createMetrics(service: string): Metrics {
     registry,
     middleware,
     // Idempotent: an app built twice on one registry shares its counters.
-    counter: (name, help, labelNames) =>
-      (registry.getSingleMetric(name) as Counter<string> | undefined) ??
-      new Counter({ name, help, labelNames, registers: [registry] }),
+    counter: (name, help, labelNames, shown = {}) => {
+      const counter =
+        (registry.getSingleMetric(name) as Counter<string> | undefined) ??
+        new Counter({ name, help, labelNames, registers: [registry] });
+      for (const [label, values] of Object.entries(shown))
+        for (const value of values) counter.inc({ [label]: value }, 0);
+      return counter;
+    },
   };
 }

@@ -180,14 +180,14 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
     "tessera_sandbox_process_restarts_total",
     "Sandbox host processes replaced, by reason (catastrophic, crashed, unresponsive)",
     ["reason"],
+    { reason: ["catastrophic", "crashed", "unresponsive"] },
   );
-  for (const reason of ["catastrophic", "crashed", "unresponsive"]) sandboxRestarts.inc({ reason }, 0);
   const sandboxRefusals = metrics.counter(
     "tessera_sandbox_refusals_total",
     "Sandbox calls refused (429) by their account's fair share, by reason (cpu, queue)",
     ["reason"],
+    { reason: ["cpu", "queue"] },
   );
-  for (const reason of ["cpu", "queue"]) sandboxRefusals.inc({ reason }, 0);
   // One sandbox pool per process, for custom providers, reactive logic rules and API versions' JavaScript alike.
   const custom = createCustomProviderFactory({
     config,
@@ -406,14 +406,13 @@ function webhookMetrics(metrics: Metrics): DispatchMetrics {
     "tessera_webhook_attempts_total",
     "Webhook delivery attempts by outcome (delivered, failed: retried later, dead: parked as a dead letter)",
     ["outcome"],
+    { outcome: ["delivered", "failed", "dead"] },
   );
-  for (const outcome of ["delivered", "failed", "dead"]) attempts.inc({ outcome }, 0);
   const lost = metrics.counter(
     "tessera_webhook_events_trimmed_total",
     "Change-feed events trimmed (FEED_MAX_LENGTH, FEED_MAX_AGE_SECONDS) before a webhook subscription read them",
     [],
   );
-  lost.inc(0);
   return {
     attempt: (outcome) => attempts.inc({ outcome }),
     lost: (events) => lost.inc(events),
@@ -436,8 +435,8 @@ function createChangeFeed(
     "tessera_feed_outbox_events_total",
     "Change-feed events of transactions left in the feed outbox by their writer (deferred) and appended from there by the sweeper (swept)",
     ["outcome"],
+    { outcome: ["deferred", "swept"] },
   );
-  for (const outcome of ["deferred", "swept"]) outboxEvents.inc({ outcome }, 0);
   const retention = { maxLength: config.FEED_MAX_LENGTH, maxAgeMs: config.FEED_MAX_AGE_SECONDS * 1000 };
   const events = new ChangeFeed(redis, config.REDIS_PREFIX, retention);
   const outbox = new FeedOutbox(meta, databases);
