@@ -61,11 +61,12 @@ export class OutboxSweeper {
     const now = this.#deps.now ?? Date.now;
     const before = new Date(now() - this.#deps.intervalMs);
     let appended = 0;
-    for (const database of await this.#deps.outbox.databases()) {
+    for (const { name, idle } of await this.#deps.outbox.databases()) {
       if (this.#periodic.stopped) break;
-      const swept = await this.#sweep(database, before);
+      const swept = await this.#sweep(name, before);
       appended += swept.appended;
-      if (swept.writes === 0) await this.#deps.outbox.forgetIfIdle(database);
+      // One named lately stays whatever its outbox holds: no need to look.
+      if (swept.writes === 0 && idle) await this.#deps.outbox.forgetIfIdle(name);
     }
     return appended;
   }

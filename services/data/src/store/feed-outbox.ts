@@ -171,10 +171,14 @@ export class FeedOutbox {
     );
   }
 
-  /** The databases whose outbox may hold records. */
-  async databases(): Promise<string[]> {
-    const named = await this.#registry.find({}, { _id: 1 }).lean<{ _id: string }[]>().exec();
-    return named.map((d) => d._id);
+  /**
+   * The databases whose outbox may hold records; `idle`: nobody named it for `forgetAfterMs` (only
+   * such a one may be forgotten).
+   */
+  async databases(): Promise<{ name: string; idle: boolean }[]> {
+    const named = await this.#registry.find({}).lean<OutboxDatabase[]>().exec();
+    const idleSince = this.#now() - this.#timing.forgetAfterMs;
+    return named.map((d) => ({ name: d._id, idle: d.at.getTime() < idleSince }));
   }
 
   /**
