@@ -71,6 +71,14 @@ export class SandboxTimeoutError extends SandboxError {
   }
 }
 
+/** The call's time ran out before an isolate of its program became free to run it. */
+export class IsolateWaitTimeoutError extends SandboxTimeoutError {
+  constructor(timeoutMs: number, options: { programKey?: string; cause?: unknown } = {}) {
+    super(timeoutMs, `No isolate became free for this program within ${timeoutMs} ms`, options);
+    this.name = "IsolateWaitTimeoutError";
+  }
+}
+
 /**
  * Thrown by a host function to reject the script's call with `message`, which
  * the script sees as an `Error`. Any other error a host function throws reaches

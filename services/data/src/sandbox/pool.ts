@@ -18,7 +18,7 @@
  * WebAssembly or shared memory.
  */
 import { fingerprint } from "../../../../shared/loggable-error.ts";
-import { SandboxError, SandboxTimeoutError } from "./errors.ts";
+import { IsolateWaitTimeoutError, SandboxError } from "./errors.ts";
 import {
   clampTimeout,
   type Limits,
@@ -170,11 +170,7 @@ export class IsolateProgram extends ProgramBase implements WorkerOwner {
         reject,
         timer: setTimeout(() => {
           this.waiters = this.waiters.filter((w) => w !== waiter);
-          reject(
-            new SandboxTimeoutError(ms, `No isolate became free for this program within ${ms} ms`, {
-              programKey: this.key,
-            }),
-          );
+          reject(new IsolateWaitTimeoutError(ms, { programKey: this.key }));
         }, ms),
       };
       this.waiters.push(waiter);

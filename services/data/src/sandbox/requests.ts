@@ -6,7 +6,7 @@
  */
 import { createHash } from "node:crypto";
 import { answerParts } from "./answers.ts";
-import { SandboxError, SandboxTimeoutError } from "./errors.ts";
+import { IsolateWaitTimeoutError, SandboxError, SandboxTimeoutError } from "./errors.ts";
 import { toJsonText, utf8LengthExceeds } from "./json.ts";
 import type {
   EvaluateOptions,
@@ -141,6 +141,9 @@ export function decodeAnswer(answer: string, maxResultBytes: number, programKey:
  * (waiting for an isolate, or a limit measured elsewhere, counts against it).
  */
 export function callError(e: unknown, timeoutMs: number, programKey: string): unknown {
+  if (e instanceof IsolateWaitTimeoutError && e.timeoutMs !== timeoutMs) {
+    return new IsolateWaitTimeoutError(timeoutMs, { programKey, cause: e });
+  }
   if (e instanceof SandboxTimeoutError && e.timeoutMs !== timeoutMs) {
     return new SandboxTimeoutError(timeoutMs, `The call did not finish within ${timeoutMs} ms`, {
       programKey,
