@@ -242,23 +242,31 @@ describe("webhooks", function () {
   });
 });
 
+/** A platform with the operator's loopback switch and the given webhook timings, the canonical project, a receiver. */
+async function setupWithReceiver(
+  timing: Record<string, string>,
+): Promise<{ s: CanonicalSetup; r: Receiver }> {
+  const platform = await startPlatform({
+    SANDBOX_ALLOW_LOOPBACK_FETCH: "true",
+    // The rules' first runs on a loaded machine: not what these tests are about.
+    SANDBOX_TIMEOUT_MS: "10000",
+    WEBHOOK_POLL_MS: "20",
+    ...timing,
+  });
+  return { s: await setupProject(canonicalProject(), { platform }), r: await startReceiver() };
+}
+
 describe("webhooks: dead letters and replay", function () {
   this.timeout(90_000);
   let s: CanonicalSetup;
   let r: Receiver;
 
   before(async () => {
-    const platform = await startPlatform({
-      SANDBOX_ALLOW_LOOPBACK_FETCH: "true",
-      // The rules' first runs on a loaded machine: not what these tests are about.
-      SANDBOX_TIMEOUT_MS: "10000",
-      WEBHOOK_POLL_MS: "20",
+    ({ s, r } = await setupWithReceiver({
       WEBHOOK_BACKOFF_BASE_MS: "100",
       WEBHOOK_BACKOFF_CAP_MS: "300",
       WEBHOOK_RETRY_WINDOW_SECONDS: "1",
-    });
-    s = await setupProject(canonicalProject(), { platform });
-    r = await startReceiver();
+    }));
   });
   after(async () => {
     await r.close();
@@ -326,6 +334,46 @@ describe("webhooks: dead letters and replay", function () {
       dead.slice(1).every((d) => r.delivered().has(d.webhookId as string)),
     );
     expect(r.delivered().has(dead[0]!.webhookId)).to.equal(false);
+  });
+});
+
+describe("webhooks: a receiver slow to answer one event", function () {
+  this.timeout(90_000);
+  let s: CanonicalSetup;
+  let r: Receiver;
+
+  before(async () => {
+    // Longer than the test: the held delivery can only end by the receiver's answer.
+    ({ s, r } = await setupWithReceiver({ WEBHOOK_TIMEOUT_MS: "60000", WEBHOOK_CLAIM_IDLE_MS: "120000" }));
+  });
+  after(async () => {
+    await r.close();
+    await s.platform.close();
+  });
+
+  it("does not hold up the subscription's later events while it waits for the answer", async () => {
+    r.answer("hold");
+    const created = await s.admin.send("POST", HOOKS, { url: r.url, tables: ["product"], verbs: ["INSERT"] });
+    expect(created.status, JSON.stringify(created.body)).to.equal(201);
+    r.setSecret(created.body.secret);
+    expect((await s.api.post(s.key, "product", { name: "Slow", price: 1 })).status).to.equal(201);
+    await until("the first delivery is held", async () => r.held() === 1);
+    const [slow] = r.waiting();
+    r.answer(200);
+    const names = ["Quick 1", "Quick 2", "Quick 3"];
+    for (const name of names)
+      expect((await s.api.post(s.key, "product", { name, price: 2 })).status).to.equal(201);
+    await until("the later events delivered", async () => r.delivered().size === names.length);
+    expect(r.waiting(), "the slow delivery still waits for its answer").to.deep.equal([slow]);
+    const answered = r.received.filter((d) => d.status === 200);
+    expect(answered.map((d) => d.body.data.row.name).sort()).to.deep.equal(names);
+    expect(answered.every((d) => d.signed)).to.equal(true);
+    r.release(200);
+    await until("the slow one delivered too", async () => r.delivered().size === names.length + 1);
+    const log = (await s.admin.send("GET", `${HOOKS}/${created.body.id}/deliveries?pagesize=100`))
+      .body as Row[];
+    expect(log.filter((e) => e.outcome === "delivered")).to.have.length(names.length + 1);
+    expect(log.filter((e) => e.outcome !== "delivered")).to.deep.equal([]);
   });
 });
 

@@ -10,6 +10,9 @@
  *  3. dead letters an admin sent again (the replay stream), then new feed events;
  *     events the subscription does not take (table, verb, filter) are acknowledged unsent;
  *  4. every delivery at once, WEBHOOK_CONCURRENCY at most in the process.
+ * Rounds do not wait for their deliveries: the next round starts while they are under way, as long
+ * as fewer than IN_FLIGHT are, so one receiver that answers one event slowly (up to
+ * WEBHOOK_TIMEOUT_MS) does not hold up the subscription's later events.
  * A 2xx answer settles an event; anything else schedules a retry with back-off
  * (hooks/backoff.ts) until WEBHOOK_RETRY_WINDOW_SECONDS after its first failure,
  * then it is parked as a dead letter. Each attempt goes to the delivery log.
@@ -63,6 +66,8 @@ export interface DispatcherDeps {
 
 /** Entries one worker takes from each source per round. */
 const BATCH = 100;
+/** Deliveries one worker has under way at most (taken, waiting for a slot or for the receiver). */
+const IN_FLIGHT = 2 * BATCH;
 /** How often the subscriptions are looked up again (a new one starts within this; its events wait in its group). */
 const REFRESH_MS = 1000;
 /** How often a worker checks whether the feed trimmed events it had not read. */
@@ -110,6 +115,8 @@ class SubscriptionWorker {
   #cursors: Record<DeliverySource, string> = { feed: "0-0", replay: "0-0" };
   #lastClaim = 0;
   #lastTrimCheck = 0;
+  /** Deliveries under way, by the event's source and position (or webhook id, for a retry). */
+  readonly #inFlight = new Map<string, Promise<void>>();
   readonly done: Promise<void>;
 
   constructor(
@@ -135,9 +142,13 @@ class SubscriptionWorker {
 
   async #run(): Promise<void> {
     while (!this.#stopped) {
+      if (this.#inFlight.size >= IN_FLIGHT) {
+        await Promise.race(this.#inFlight.values());
+        continue;
+      }
       let worked = 0;
       try {
-        worked = await this.#round();
+        worked = await this.#round(IN_FLIGHT - this.#inFlight.size);
       } catch (err) {
         this.#deps.logger.warn(
           { subscription: this.subscription.id, error: err instanceof Error ? err.message : String(err) },
@@ -154,6 +165,7 @@ class SubscriptionWorker {
         });
       }
     }
+    await Promise.all(this.#inFlight.values());
   }
 
   /**
@@ -185,7 +197,8 @@ class SubscriptionWorker {
     return this.#test.test;
   }
 
-  async #round(): Promise<number> {
+  /** Takes up to `room` deliveries and starts them; answers how many entries it took. */
+  async #round(room: number): Promise<number> {
     const { store, timing } = this.#deps;
     const { storage } = this.#project;
     const id = this.subscription.id;
@@ -193,7 +206,8 @@ class SubscriptionWorker {
     if (!test) return 0;
     const now = this.#now();
     const items: Item[] = [];
-    for (const state of await store.takeDue(storage, id, now, now + timing.claimIdleMs, BATCH)) {
+    const batch = Math.min(BATCH, room);
+    for (const state of await store.takeDue(storage, id, now, now + timing.claimIdleMs, batch)) {
       const { webhookId, position, type, body } = state;
       items.push({ delivery: { webhookId, position, type, body }, from: null, state });
     }
@@ -208,7 +222,7 @@ class SubscriptionWorker {
           source,
           timing.claimIdleMs,
           this.#cursors[source],
-          BATCH,
+          batch,
         );
         this.#cursors[source] = taken.next;
         // A full pass over the pending entries: forget consumers of processes long gone.
@@ -219,7 +233,7 @@ class SubscriptionWorker {
       }
     }
     for (const source of ["replay", "feed"] as const) {
-      const fresh = await store.readNew(storage, id, this.#consumer, source, BATCH);
+      const fresh = await store.readNew(storage, id, this.#consumer, source, batch);
       entries.push(...fresh.map((entry) => ({ source, entry })));
     }
     const skipped: string[] = [];
@@ -236,8 +250,29 @@ class SubscriptionWorker {
       const trimmed = await store.trimmedUnread(storage, id);
       if (trimmed > 0) await this.#lost(trimmed);
     }
-    await Promise.all(items.map((item) => this.#slots.run(() => this.#deliver(item))));
+    for (const item of items) this.#start(item);
     return items.length + skipped.length;
+  }
+
+  /**
+   * Starts one delivery unless the same one is under way already (an entry of this process's own
+   * taken over again because it waited for a slot longer than WEBHOOK_CLAIM_IDLE_MS).
+   */
+  #start(item: Item): void {
+    const key = item.from ? `${item.from.source} ${item.from.entry}` : `retry ${item.delivery.webhookId}`;
+    if (this.#inFlight.has(key)) return;
+    const delivery = this.#slots
+      .run(() => this.#deliver(item))
+      .catch((err: unknown) => {
+        // The receiver's answer could not be recorded: the entry stays pending (taken over after
+        // WEBHOOK_CLAIM_IDLE_MS), a retry's lease runs out; either is sent again.
+        this.#deps.logger.warn(
+          { subscription: this.subscription.id, error: err instanceof Error ? err.message : String(err) },
+          "a webhook delivery's outcome could not be recorded",
+        );
+      })
+      .finally(() => this.#inFlight.delete(key));
+    this.#inFlight.set(key, delivery);
   }
 
   #fromFeed(position: string, flat: string[], test: EventTest): Delivery | null {
