@@ -12,6 +12,8 @@ export interface ReceivedDelivery {
   id: string;
   timestamp: number;
   signed: boolean;
+  /** The `webhook-signature` header as it came. */
+  signature: string;
   // biome-ignore lint/suspicious/noExplicitAny: a delivery's JSON body, read freely by tests
   body: any;
   /** The status the receiver answered. */
@@ -28,6 +30,8 @@ export interface Receiver {
   held(): number;
   /** The ids of the held requests whose senders still wait for the answer (their connections open). */
   waiting(): string[];
+  /** The secret it checks signatures with ("" until set). */
+  readonly secret: string;
   setSecret(secret: string): void;
   /** The status to answer from now on (200 by default); `hold`: keep requests open until `release`. */
   answer(status: number | "hold"): void;
@@ -55,6 +59,7 @@ export async function startReceiver(path = "/hook"): Promise<Receiver> {
         id,
         timestamp,
         signed: secret !== "" && verifyWebhook(secret, id, timestamp, text, signature),
+        signature,
         body: text ? JSON.parse(text) : undefined,
         status: 0,
       };
@@ -87,6 +92,9 @@ export async function startReceiver(path = "/hook"): Promise<Receiver> {
     delivered: () => new Set(received.filter((r) => r.status >= 200 && r.status < 300).map((r) => r.id)),
     held: () => holding.length,
     waiting: () => holding.filter((h) => !h.gone).map((h) => h.record.id),
+    get secret() {
+      return secret;
+    },
     setSecret: (s) => {
       secret = s;
     },

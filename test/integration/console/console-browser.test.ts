@@ -15,6 +15,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { expect } from "chai";
 import type { Page } from "playwright-core";
+import { verifyWebhook } from "../../../services/data/src/hooks/signature.ts";
 import { demoProject } from "../../fixtures/demo-project.ts";
 import { adminKey, putAdmin } from "../../support/admins.ts";
 import { type Browser, screenshot, signIn, startBrowser } from "../../support/browser.ts";
@@ -263,6 +264,47 @@ describe("console in Chromium", function () {
         expect(receiver.received.at(-1)!.signed).to.equal(true);
         expect(receiver.received.at(-1)!.body.data.row.name).to.equal("Hooked");
         await page.getByText("No dead letters.").waitFor();
+
+        // The receiver moved: the webhook is changed to its new URL, then given a new secret.
+        const moved = await startReceiver();
+        try {
+          moved.setSecret(secret);
+          await page.getByRole("button", { name: `Change ${receiver.url}` }).click();
+          await page.getByRole("heading", { name: `Change the webhook to ${receiver.url}` }).waitFor();
+          expect(await page.getByLabel("Filter").inputValue()).to.equal("balance >= 0");
+          await page.getByLabel("URL").fill(moved.url);
+          await page.getByRole("button", { name: "Save changes" }).click();
+          await page.getByRole("status").getByText(`Webhook to ${moved.url} changed.`).waitFor();
+          await page.getByRole("cell", { name: moved.url, exact: true }).waitFor();
+          await page.getByRole("button", { name: `New secret for ${moved.url}` }).click();
+          await page.getByRole("button", { name: "New secret, keep the current one for a day" }).click();
+          const rotated = page.getByRole("dialog");
+          await rotated.getByRole("heading", { name: "Secret rotated" }).waitFor();
+          const second = await rotated.getByLabel("Signing secret").inputValue();
+          expect(second)
+            .to.match(/^whsec_/)
+            .and.not.equal(secret);
+          await rotated.getByRole("button", { name: "Done" }).click();
+          await page.getByText("The previous secret signs too, until").waitFor();
+          await screenshot(page, "05-webhook-secret-rotated");
+          expect(await page.content()).to.not.include(second);
+          // Receivers holding either secret accept what follows (within a second of the change: until
+          // then, a delivery may still go to the old URL, with one signature).
+          let sent = 0;
+          await until("a delivery to the new URL signed with both secrets", async () => {
+            sent++;
+            const r = await data.post(issuedKeys[1], "customer", { name: `Moved ${sent}`, credit_limit: 5 });
+            expect(r.status).to.equal(201);
+            return moved.received.some((d) => d.signature.split(" ").length === 2);
+          });
+          const both = moved.received.find((d) => d.signature.split(" ").length === 2)!;
+          for (const key of [secret, second])
+            expect(
+              verifyWebhook(key, both.id, both.timestamp, JSON.stringify(both.body), both.signature),
+            ).to.equal(true);
+        } finally {
+          await moved.close();
+        }
       } finally {
         await receiver.close();
       }

@@ -50,6 +50,25 @@ describe("webhook store", () => {
     redis.disconnect();
   });
 
+  it("updates a subscription only as it was read: another change in between, or its deletion, wins", async () => {
+    const other = { ...subscription, id: "wh_000000000000000000000002" };
+    await store.create({ account: "acme", project: "shop", uid: "u1", storage }, other);
+    const read = (await store.get(storage, other.id))!;
+    const moved = { ...read, url: "https://93.184.215.14/moved" };
+    expect(await store.update(storage, read, moved)).to.equal("updated");
+    expect(await store.get(storage, other.id)).to.deep.equal(moved);
+    // A writer that read the record before that change finds it changed, and changes nothing.
+    expect(await store.update(storage, read, { ...read, description: "stale" })).to.equal("changed");
+    expect(await store.get(storage, other.id)).to.deep.equal(moved);
+    const groups = async () => ((await redis.xinfo("GROUPS", feed)) as string[][]).map((g) => g[1]);
+    expect(await groups()).to.include(groupOf(other.id));
+    expect(await store.delete(storage, other.id)).to.equal(true);
+    // Deleted meanwhile: nothing comes back.
+    expect(await store.update(storage, moved, { ...moved, description: "late" })).to.equal("gone");
+    expect(await store.get(storage, other.id)).to.equal(null);
+    expect(await groups()).to.not.include(groupOf(other.id));
+  });
+
   it("counts events trimmed before the group read them, once", async () => {
     await append(3);
     expect(await store.readNew(storage, id, "a", "feed", 10)).to.have.length(3);

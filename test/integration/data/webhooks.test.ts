@@ -193,6 +193,130 @@ describe("webhooks", function () {
     expect((await s.admin.send("GET", `${HOOKS}/${hook.id}`)).body.retrying).to.equal(0);
   });
 
+  it("changes what a subscription delivers (PATCH) and keeps its queue; refuses bad changes, changing nothing", async () => {
+    const down = await receiver();
+    const r = await receiver();
+    const hook = await subscribe(down, { tables: ["customer"], verbs: ["INSERT"], description: "first" });
+    r.setSecret(down.secret);
+    await down.down();
+    expect((await s.api.post(s.key, "customer", { name: "Queued", credit_limit: 1 })).status).to.equal(201);
+    await until("the event waits for a retry", async () => {
+      return (await s.admin.send("GET", `${HOOKS}/${hook.id}`)).body.retrying === 1;
+    });
+    const changed = await s.admin.send("PATCH", `${HOOKS}/${hook.id}`, {
+      url: r.url,
+      tables: ["customer", "product"],
+      filter: "name <> 'Skipped'",
+    });
+    expect(changed.status, JSON.stringify(changed.body)).to.equal(200);
+    expect(changed.body).to.deep.include({
+      id: hook.id,
+      url: r.url,
+      tables: ["customer", "product"],
+      verbs: ["INSERT"],
+      filter: "name <> 'Skipped'",
+      description: "first",
+      previousSecretExpires: null,
+    });
+    expect(changed.body).to.not.have.property("secret");
+    // The queued retry goes to the new URL, signed with the same secret.
+    await until("the queued event delivered to the new URL", async () => r.delivered().size === 1);
+    expect(r.received[0]!.body.data.row.name).to.equal("Queued");
+    // The new table and filter apply from the next events on (the worker sees a change within a second).
+    await until("a product delivered", async () => {
+      await s.api.post(s.key, "product", { name: "Skipped", price: 1 });
+      await s.api.post(s.key, "product", { name: "Taken", price: 1 });
+      return r.received.some((d) => d.body.data.table === "product");
+    });
+    expect(r.received.map((d) => d.body.data.row.name)).to.not.include("Skipped");
+    expect(r.received.every((d) => d.signed)).to.equal(true);
+    const now = (await s.admin.send("GET", `${HOOKS}/${hook.id}`)).body;
+    const bad: [Row, number, number][] = [
+      [{}, 400, 4001],
+      [{ tables: ["nope"] }, 400, 4001],
+      [{ tables: [] }, 400, 4001],
+      [{ verbs: ["MERGE"] }, 400, 4001],
+      [{ filter: "nope = 1" }, 400, 4002],
+      [{ url: "ftp://127.0.0.1/x" }, 400, 4005],
+      [{ url: "http://169.254.169.254/x" }, 400, 4005],
+      [{ secret: "whsec_AAAA" }, 400, 4001],
+      [{ id: "wh_000000000000000000000000" }, 400, 4001],
+    ];
+    for (const [body, status, code] of bad) {
+      const refused = await s.admin.send("PATCH", `${HOOKS}/${hook.id}`, body);
+      expect([refused.status, refused.body.errorCode], JSON.stringify(body)).to.deep.equal([status, code]);
+    }
+    expect((await s.admin.send("GET", `${HOOKS}/${hook.id}`)).body).to.deep.equal(now);
+    const missing = await s.admin.send("PATCH", `${HOOKS}/wh_000000000000000000000000`, { description: "x" });
+    expect([missing.status, missing.body.errorCode]).to.deep.equal([404, 4041]);
+    const cleared = await s.admin.send("PATCH", `${HOOKS}/${hook.id}`, { filter: null, verbs: ["UPDATE"] });
+    expect(cleared.body).to.deep.include({ filter: null, verbs: ["UPDATE"] });
+    const audit = (await s.admin.send("GET", "/accounts/acme/audit?pagesize=1000")).body as Row[];
+    const summaries = audit.map((e) => e.summary as string);
+    expect(summaries).to.include(
+      `webhook ${hook.id} changed: url ${r.url}, tables [customer, product], a filter`,
+    );
+    expect(summaries).to.include(`webhook ${hook.id} changed: verbs [UPDATE], no filter`);
+    expect(summaries).to.include(`webhook ${hook.id}: change refused`);
+    expect((await s.admin.send("DELETE", `${HOOKS}/${hook.id}`)).status).to.equal(200);
+  });
+
+  it("rotates a subscription's secret: shown once; the previous one signs beside it for as long as asked", async () => {
+    const r = await receiver();
+    const hook = await subscribe(r, { tables: ["product"], verbs: ["INSERT"] });
+    const first = r.secret;
+    const rotated = await s.admin.send("POST", `${HOOKS}/${hook.id}/secret`);
+    expect(rotated.status, JSON.stringify(rotated.body)).to.equal(200);
+    const second = rotated.body.secret as string;
+    expect(second)
+      .to.match(/^whsec_/)
+      .and.not.equal(first);
+    const expires = Date.parse(rotated.body.previousSecretExpires);
+    expect(expires - Date.now()).to.be.within(86_000_000, 86_400_000);
+    const view = (await s.admin.send("GET", `${HOOKS}/${hook.id}`)).body;
+    expect(view.previousSecretExpires).to.equal(rotated.body.previousSecretExpires);
+    expect(JSON.stringify(view)).to.not.include(second).and.not.include(first);
+    // Deliveries carry both signatures (from at most a second after the rotation on).
+    const signedBy = (d: Receiver["received"][number], secret: string) =>
+      verifyWebhook(secret, d.id, d.timestamp, JSON.stringify(d.body), d.signature);
+    await until("a delivery signed with both secrets", async () => {
+      await s.api.post(s.key, "product", { name: "Rotating", price: 1 });
+      return r.received.some((d) => d.signature.split(" ").length === 2);
+    });
+    const both = r.received.find((d) => d.signature.split(" ").length === 2)!;
+    expect([signedBy(both, first), signedBy(both, second)]).to.deep.equal([true, true]);
+    // A leaked secret: rotated with no overlap, the previous one signs nothing more.
+    const again = await s.admin.send("POST", `${HOOKS}/${hook.id}/secret`, { previousSecretSeconds: 0 });
+    expect(again.status).to.equal(200);
+    expect(again.body.previousSecretExpires).to.equal(null);
+    const third = again.body.secret as string;
+    await until("a delivery signed with the newest secret", async () => {
+      await s.api.post(s.key, "product", { name: "Rotated", price: 1 });
+      return r.received.some((d) => signedBy(d, third));
+    });
+    const last = r.received.find((d) => signedBy(d, third))!;
+    expect(last.signature.split(" ")).to.have.length(1);
+    expect([signedBy(last, first), signedBy(last, second)]).to.deep.equal([false, false]);
+    for (const body of [
+      { previousSecretSeconds: -1 },
+      { previousSecretSeconds: 8 * 86_400 },
+      { secret: third },
+    ]) {
+      const refused = await s.admin.send("POST", `${HOOKS}/${hook.id}/secret`, body);
+      expect([refused.status, refused.body.errorCode], JSON.stringify(body)).to.deep.equal([400, 4001]);
+    }
+    const missing = await s.admin.send("POST", `${HOOKS}/wh_000000000000000000000000/secret`);
+    expect(missing.status).to.equal(404);
+    const audit = (await s.admin.send("GET", "/accounts/acme/audit?pagesize=1000")).body as Row[];
+    const summaries = audit.map((e) => e.summary as string);
+    expect(summaries).to.include(
+      `webhook ${hook.id}: secret rotated, the previous one signs for 86400 s more`,
+    );
+    expect(summaries).to.include(`webhook ${hook.id}: secret rotated, the previous one signs for 0 s more`);
+    expect(JSON.stringify(audit)).to.not.include(third).and.not.include(second);
+    expect((await s.admin.send("DELETE", `${HOOKS}/${hook.id}`)).status).to.equal(200);
+  });
+
   it("a subscription deleted while a delivery is under way leaves no state behind", async () => {
     const r = await receiver();
     r.answer("hold");

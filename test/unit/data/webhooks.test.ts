@@ -84,13 +84,22 @@ describe("webhook signatures (Standard Webhooks)", () => {
     expect(made).to.match(/^whsec_/);
     expect(Buffer.from(made.slice(6), "base64")).to.have.length(32);
     expect(newWebhookSecret()).to.not.equal(made);
-    const headers = webhookHeaders(secret, id, 1614265330, body);
+    const headers = webhookHeaders([secret], id, 1614265330, body);
     expect(headers).to.deep.equal({
       "content-type": "application/json",
       "webhook-id": id,
       "webhook-timestamp": "1614265330",
       "webhook-signature": "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=",
     });
+  });
+
+  it("signs with each secret of a rotation, so that a receiver holding either one verifies", () => {
+    const next = newWebhookSecret();
+    const header = webhookHeaders([next, secret], id, 1614265330, body)["webhook-signature"]!;
+    expect(header.split(" ")).to.have.length(2);
+    expect(verifyWebhook(secret, id, 1614265330, body, header)).to.equal(true);
+    expect(verifyWebhook(next, id, 1614265330, body, header)).to.equal(true);
+    expect(verifyWebhook(newWebhookSecret(), id, 1614265330, body, header)).to.equal(false);
   });
 });
 

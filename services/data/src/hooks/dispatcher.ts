@@ -109,7 +109,8 @@ class SubscriptionWorker {
   readonly #consumer: string;
   readonly #slots: Slots;
   readonly #now: () => number;
-  #test: { revision: number; test: EventTest | null } | undefined;
+  /** The event test, and what it was compiled from (the project's revision, the subscription's tables, verbs and filter). */
+  #test: { madeOf: string; test: EventTest | null } | undefined;
   #stopped = false;
   #wake: (() => void) | undefined;
   #cursors: Record<DeliverySource, string> = { feed: "0-0", replay: "0-0" };
@@ -175,8 +176,9 @@ class SubscriptionWorker {
   async #eventTest(): Promise<EventTest | null> {
     const model = await this.#deps.project(this.#project.account, this.#project.project);
     if (!model || model.uid !== this.#project.uid) return null;
-    if (this.#test?.revision !== model.revision) {
-      const { tables, verbs, filter } = this.subscription;
+    const { tables, verbs, filter } = this.subscription;
+    const madeOf = JSON.stringify([model.revision, tables, verbs, filter]);
+    if (this.#test?.madeOf !== madeOf) {
       // A table the definition dropped since takes no more events.
       const known = tables.filter((t) => model.tables.has(t));
       let test: EventTest | null = null;
@@ -192,7 +194,7 @@ class SubscriptionWorker {
           "a webhook subscription's filter does not compile against the project's definition; its events wait",
         );
       }
-      this.#test = { revision: model.revision, test };
+      this.#test = { madeOf, test };
     }
     return this.#test.test;
   }
@@ -313,12 +315,18 @@ class SubscriptionWorker {
     if (this.#stopped) return; // taken but not sent: a retry's lease runs out, an entry stays pending
     const { store, timing, metrics } = this.#deps;
     const { storage } = this.#project;
-    const { id, url, secret } = this.subscription;
+    const { id, url } = this.subscription;
     const { delivery } = item;
+    const sentAt = this.#now();
     const result: AttemptResult = await postWebhook(
       { allowLoopback: this.#deps.allowLoopback, timeoutMs: timing.timeoutMs, logger: this.#deps.logger },
       url,
-      webhookHeaders(secret, delivery.webhookId, Math.floor(this.#now() / 1000), delivery.body),
+      webhookHeaders(
+        signingSecrets(this.subscription, sentAt),
+        delivery.webhookId,
+        Math.floor(sentAt / 1000),
+        delivery.body,
+      ),
       delivery.body,
     );
     const now = this.#now();
@@ -357,6 +365,12 @@ class SubscriptionWorker {
     metrics.attempt("failed", result.latencyMs);
     await this.#log({ ...logged, outcome: "failed" });
   }
+}
+
+/** The secrets that sign a delivery at `now`: the subscription's, and its predecessor's while it is valid. */
+function signingSecrets(subscription: WebhookSubscription, now: number): string[] {
+  const previous = subscription.previousSecret;
+  return previous && previous.until > now ? [subscription.secret, previous.secret] : [subscription.secret];
 }
 
 /** A dead letter sent again: the same id and body, attempts counted afresh. */

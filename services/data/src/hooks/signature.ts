@@ -38,9 +38,12 @@ export function verifyWebhook(
   });
 }
 
-/** The headers of one delivery. */
+/**
+ * The headers of one delivery, signed with each of `secrets` (space-separated: while a rotated
+ * secret's predecessor is still valid, a receiver that knows either one verifies the delivery).
+ */
 export function webhookHeaders(
-  secret: string,
+  secrets: readonly string[],
   id: string,
   timestamp: number,
   body: string,
@@ -49,6 +52,6 @@ export function webhookHeaders(
     "content-type": "application/json",
     "webhook-id": id,
     "webhook-timestamp": String(timestamp),
-    "webhook-signature": signWebhook(secret, id, timestamp, body),
+    "webhook-signature": secrets.map((secret) => signWebhook(secret, id, timestamp, body)).join(" "),
   };
 }

@@ -30,6 +30,26 @@ export const subscriptionBody = z.strictObject({
 
 export type SubscriptionBody = z.infer<typeof subscriptionBody>;
 
+/** A PATCH of a subscription: any of the fields a POST takes, at least one. */
+export const subscriptionChanges = subscriptionBody
+  .partial()
+  .refine((b) => Object.keys(b).length > 0, "name at least one of url, tables, verbs, filter, description");
+
+export type SubscriptionChanges = z.infer<typeof subscriptionChanges>;
+
+/** How long a rotated secret's predecessor goes on signing, in seconds: a day unless asked. */
+export const PREVIOUS_SECRET_SECONDS = 86_400;
+
+/** A secret rotation: how long the previous secret keeps signing beside the new one (0: not at all). */
+export const secretRotationBody = z.strictObject({
+  previousSecretSeconds: z
+    .number()
+    .int()
+    .min(0)
+    .max(7 * 86_400)
+    .optional(),
+});
+
 /** A URL a delivery may go to, else the reason it may not (the egress policy checks the address at each delivery). */
 export function webhookUrlProblem(text: string): string | undefined {
   let url: URL;

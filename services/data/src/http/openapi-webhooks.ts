@@ -83,7 +83,8 @@ export const WEBHOOKS: Json = {
         header("webhook-timestamp", "The attempt's time, Unix seconds.", "1764150000"),
         header(
           "webhook-signature",
-          "`v1,` + base64(HMAC-SHA256(secret bytes, `<webhook-id>.<webhook-timestamp>.<body>`)).",
+          "`v1,` + base64(HMAC-SHA256(secret bytes, `<webhook-id>.<webhook-timestamp>.<body>`)); " +
+            "after a secret rotation, one such signature per valid secret, space-separated: accept the delivery if any one verifies.",
           "v1,Kx6Dg1cN3q8l0c3o7uD8h2V6pT0f4rB1mE9wZ5yA2sI=",
         ),
       ],

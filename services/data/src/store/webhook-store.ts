@@ -39,8 +39,13 @@ export interface WebhookSubscription {
   description: string;
   /** `whsec_` + base64: signs every delivery (Standard Webhooks), so it is kept as it is. */
   secret: string;
+  /** The secret a rotation replaced, which signs deliveries beside the new one until `until` (ms). */
+  previousSecret?: { secret: string; until: number };
   created: string;
 }
+
+/** What an update found: done, the subscription gone, or changed by someone else since it was read. */
+export type UpdateOutcome = "updated" | "gone" | "changed";
 
 /** A project incarnation with subscriptions, as the index keeps it. */
 export interface WebhookProject {
@@ -92,6 +97,15 @@ redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 for i = 2, 3 do
   local ok = pcall(redis.call, 'XGROUP', 'CREATE', KEYS[i], ARGV[3], '$', 'MKSTREAM')
 end
+return 1`;
+
+// KEYS: subscriptions hash. ARGV: id, the record as it was read, the new record.
+// 1 updated, 0 gone, -1 changed since it was read.
+const UPDATE = `
+local now = redis.call('HGET', KEYS[1], ARGV[1])
+if not now then return 0 end
+if now ~= ARGV[2] then return -1 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
 return 1`;
 
 // KEYS: subscriptions hash, feed, replay, retry, state, dead, log. ARGV: id, group.
@@ -217,6 +231,7 @@ export class WebhookStore {
   readonly #redis: RedisClient;
   readonly #prefix: string;
   readonly #create: Script;
+  readonly #update: Script;
   readonly #delete: Script;
   readonly #fail: Script;
   readonly #retried: Script;
@@ -231,6 +246,7 @@ export class WebhookStore {
     this.#redis = redis;
     this.#prefix = prefix;
     this.#create = defineScript(redis, "hook_create", CREATE);
+    this.#update = defineScript(redis, "hook_update", UPDATE);
     this.#delete = defineScript(redis, "hook_delete", DELETE);
     this.#fail = defineScript(redis, "hook_fail", FAIL);
     this.#retried = defineScript(redis, "hook_retried", RETRIED);
@@ -288,6 +304,25 @@ export class WebhookStore {
   async get(storage: TenantStorage, id: string): Promise<WebhookSubscription | null> {
     const text = await this.#redis.hget(this.#subscriptions(storage), id);
     return text === null ? null : (JSON.parse(text) as WebhookSubscription);
+  }
+
+  /**
+   * Replaces the subscription's record by `after` if it still is `before` (as `get` answered it):
+   * its groups, retries, dead letters and log stay as they are.
+   */
+  async update(
+    storage: TenantStorage,
+    before: WebhookSubscription,
+    after: WebhookSubscription,
+  ): Promise<UpdateOutcome> {
+    const n = await this.#update(
+      1,
+      this.#subscriptions(storage),
+      before.id,
+      JSON.stringify(before),
+      JSON.stringify(after),
+    );
+    return n === 1 ? "updated" : n === 0 ? "gone" : "changed";
   }
 
   /** Removes the subscription, its groups and everything its delivery kept; false when there was none. */

@@ -1,9 +1,10 @@
 /**
  * A project's webhook subscriptions (docs/webhooks.md): list, create (the
- * signing secret shown once), delete; per subscription its delivery log and its
- * dead letters, which an admin replays (one or all) or discards.
+ * signing secret shown once), change, rotate the secret (the new one shown
+ * once), delete; per subscription its delivery log and its dead letters, which
+ * an admin replays (one or all) or discards.
  */
-import { useState } from "preact/hooks";
+import { useLayoutEffect, useRef, useState } from "preact/hooks";
 import type { AdminContext } from "../admin-context.ts";
 import { seg } from "../api.ts";
 import { Confirm, Dialog } from "../components/Dialog.tsx";
@@ -26,6 +27,8 @@ interface Subscription {
   filter: string | null;
   description: string;
   created: string;
+  /** While a rotated secret's predecessor still signs: until when. */
+  previousSecretExpires: string | null;
   secret?: string;
 }
 
@@ -62,23 +65,56 @@ export function Webhooks(props: { context: AdminContext; project: string; tables
   const [verbs, setVerbs] = useState<string[]>(VERBS);
   const [filter, setFilter] = useState("");
   const [description, setDescription] = useState("");
-  const [created, setCreated] = useState<Subscription>();
+  const [editing, setEditing] = useState<Subscription>();
+  const [secret, setSecret] = useState<{ hook: Subscription; rotated: boolean }>();
+  const [rotating, setRotating] = useState<Subscription>();
   const [deleting, setDeleting] = useState<Subscription>();
   const [open, setOpen] = useState<Subscription>();
   const action = useAction();
+  const form = useRef<HTMLDivElement>(null);
 
-  const create = () => {
+  // "Change" fills the form: the focus goes to its first input.
+  useLayoutEffect(() => {
+    if (editing) form.current?.querySelector("input")?.focus();
+  }, [editing]);
+
+  const fill = (hook: Subscription | undefined) => {
+    setEditing(hook);
+    setUrl(hook?.url ?? "");
+    setTables(hook?.tables ?? []);
+    setVerbs(hook?.verbs ?? VERBS);
+    setFilter(hook?.filter ?? "");
+    setDescription(hook?.description ?? "");
+  };
+
+  const save = () => {
     void action.run(async () => {
+      if (editing) {
+        const body = { url, tables, verbs, filter: filter.trim() ? filter : null, description };
+        const path = `${hooksPath}/${seg(editing.id)}`;
+        const r = await context.client.call<Subscription>("PATCH", path, { body });
+        fill(undefined);
+        if (open?.id === r.body.id) setOpen(r.body);
+        await hooks.reload();
+        return `Webhook to ${r.body.url} changed.`;
+      }
       const body: Record<string, unknown> = { url, tables, verbs };
       if (filter.trim()) body.filter = filter;
       if (description) body.description = description;
       const r = await context.client.call<Subscription>("POST", hooksPath, { body });
-      setCreated(r.body);
-      setUrl("");
-      setTables([]);
-      setVerbs(VERBS);
-      setFilter("");
-      setDescription("");
+      setSecret({ hook: r.body, rotated: false });
+      fill(undefined);
+      await hooks.reload();
+      return undefined;
+    });
+  };
+  const rotate = (hook: Subscription, previousSecretSeconds?: number) => {
+    setRotating(undefined);
+    void action.run(async () => {
+      const body = previousSecretSeconds === undefined ? {} : { previousSecretSeconds };
+      const path = `${hooksPath}/${seg(hook.id)}/secret`;
+      const r = await context.client.call<Subscription>("POST", path, { body });
+      setSecret({ hook: r.body, rotated: true });
       await hooks.reload();
       return undefined;
     });
@@ -88,6 +124,7 @@ export function Webhooks(props: { context: AdminContext; project: string; tables
     void action.run(async () => {
       await context.client.call("DELETE", `${hooksPath}/${seg(hook.id)}`);
       if (open?.id === hook.id) setOpen(undefined);
+      if (editing?.id === hook.id) fill(undefined);
       await hooks.reload();
       return `Webhook to ${hook.url} deleted.`;
     });
@@ -102,6 +139,7 @@ export function Webhooks(props: { context: AdminContext; project: string; tables
         {hooks.value && hooks.value.length > 0 && (
           <Table
             label="Webhooks"
+            class="stacked-actions"
             rows={hooks.value}
             rowKey={(h) => h.id}
             columns={[
@@ -111,6 +149,11 @@ export function Webhooks(props: { context: AdminContext; project: string; tables
                   <>
                     <bdi class="code">{h.url}</bdi>
                     {h.description && <div class="muted">{h.description}</div>}
+                    {h.previousSecretExpires && (
+                      <div class="muted">
+                        The previous secret signs too, until <Time iso={h.previousSecretExpires} />
+                      </div>
+                    )}
                   </>
                 ),
               },
@@ -129,36 +172,89 @@ export function Webhooks(props: { context: AdminContext; project: string; tables
             actions={
               context.readOnly
                 ? undefined
-                : (h) => <RowAction label="Delete" name={h.url} onClick={() => setDeleting(h)} />
+                : (h) => (
+                    <>
+                      <button type="button" onClick={() => fill(h)}>
+                        Change<span class="sr-only"> {h.url}</span>
+                      </button>
+                      <button type="button" onClick={() => setRotating(h)}>
+                        New secret<span class="sr-only"> for {h.url}</span>
+                      </button>
+                      <RowAction label="Delete" name={h.url} onClick={() => setDeleting(h)} />
+                    </>
+                  )
             }
           />
         )}
         {open && <Deliveries context={context} path={`${hooksPath}/${seg(open.id)}`} hook={open} />}
       </div>
       {!context.readOnly && (
-        <FormCard title="New webhook" submitLabel="Create webhook" busy={action.busy} onSubmit={create}>
-          <Field
-            label="URL"
-            name="hook-url"
-            value={url}
-            onInput={setUrl}
-            required
-            hint="http or https; a public address."
-          />
-          <Checkboxes legend="Tables" names={props.tables} chosen={tables} onChange={setTables} />
-          <Checkboxes legend="Verbs" names={VERBS} chosen={verbs} onChange={setVerbs} />
-          <Field
-            label="Filter"
-            name="hook-filter"
-            value={filter}
-            onInput={setFilter}
-            hint="Optional, in the filter language, on the tables' columns."
-          />
-          <Field label="Description" name="hook-description" value={description} onInput={setDescription} />
-        </FormCard>
+        <div ref={form}>
+          <FormCard
+            title={editing ? `Change the webhook to ${editing.url}` : "New webhook"}
+            submitLabel={editing ? "Save changes" : "Create webhook"}
+            busy={action.busy}
+            onSubmit={save}
+          >
+            <Field
+              label="URL"
+              name="hook-url"
+              value={url}
+              onInput={setUrl}
+              required
+              hint="http or https; a public address."
+            />
+            <Checkboxes legend="Tables" names={props.tables} chosen={tables} onChange={setTables} />
+            <Checkboxes legend="Verbs" names={VERBS} chosen={verbs} onChange={setVerbs} />
+            <Field
+              label="Filter"
+              name="hook-filter"
+              value={filter}
+              onInput={setFilter}
+              hint="Optional, in the filter language, on the tables' columns."
+            />
+            <Field label="Description" name="hook-description" value={description} onInput={setDescription} />
+            {editing && (
+              <p class="muted">
+                Its queue stays: events waiting for a retry and dead letters go to the new URL.{" "}
+                <button type="button" onClick={() => fill(undefined)}>
+                  Cancel the change
+                </button>
+              </p>
+            )}
+          </FormCard>
+        </div>
       )}
       <Outcome action={action} />
-      {created?.secret && <NewSecret hook={created} onClose={() => setCreated(undefined)} />}
+      {secret?.hook.secret && (
+        <NewSecret hook={secret.hook} rotated={secret.rotated} onClose={() => setSecret(undefined)} />
+      )}
+      {rotating && (
+        <Dialog
+          title={
+            <>
+              A new signing secret for the webhook to <bdi>{rotating.url}</bdi>
+            </>
+          }
+          onClose={() => setRotating(undefined)}
+        >
+          <p>
+            Deliveries are signed with the new secret from now on. Unless it leaked, the current secret signs
+            them too for a day, so that receivers can switch over without refusing any.
+          </p>
+          <div class="actions">
+            <button type="button" class="primary" onClick={() => rotate(rotating)}>
+              New secret, keep the current one for a day
+            </button>
+            <button type="button" class="danger" onClick={() => rotate(rotating, 0)}>
+              New secret, stop the current one now
+            </button>
+            <button type="button" onClick={() => setRotating(undefined)} autofocus>
+              Cancel
+            </button>
+          </div>
+        </Dialog>
+      )}
       {deleting && (
         <Confirm
           title={
@@ -262,9 +358,9 @@ function Deliveries(props: { context: AdminContext; path: string; hook: Subscrip
 }
 
 /** The one time a subscription's secret is shown: copy it now. */
-function NewSecret(props: { hook: Subscription; onClose: () => void }) {
+function NewSecret(props: { hook: Subscription; rotated: boolean; onClose: () => void }) {
   return (
-    <Dialog title="Webhook created" onClose={props.onClose}>
+    <Dialog title={props.rotated ? "Secret rotated" : "Webhook created"} onClose={props.onClose}>
       <p class="notice warning">
         This is the only time the signing secret is shown. Copy it now: receivers check each delivery's
         signature with it.

@@ -1,7 +1,9 @@
 /**
  * A project's webhook subscriptions (docs/webhooks.md): made and removed by the
- * operator and the account's admins, read by its readers too. The secret that
- * signs the deliveries is answered once, by the POST that made it. Each
+ * operator and the account's admins, read by its readers too; an admin changes
+ * what one delivers (PATCH) without losing its queue. The secret that signs the
+ * deliveries is answered once, by the POST that made it or the one that rotated
+ * it (the previous secret signs beside the new one for a while, a day by default). Each
  * subscription has its delivery log and its dead letters, which an admin sends
  * again (replay) or drops. Subscriptions belong to the project's incarnation: a
  * project deleted and created again has none of its predecessor's.
@@ -20,9 +22,14 @@ import { newWebhookSecret } from "../../hooks/signature.ts";
 import {
   compileEventTest,
   FEED_VERBS,
+  PREVIOUS_SECRET_SECONDS,
+  type SubscriptionChanges,
+  secretRotationBody,
   subscriptionBody,
+  subscriptionChanges,
   webhookUrlProblem,
 } from "../../hooks/subscription-rules.ts";
+import type { FeedVerb } from "../../store/change-feed.ts";
 import type {
   DeadLetter,
   DeliveryLogEntry,
@@ -34,7 +41,7 @@ import { nameParam } from "./params.ts";
 
 const LOG_PAGE_DEFAULT = 50;
 
-const subscriptionView = (s: WebhookSubscription) => ({
+const subscriptionView = (s: WebhookSubscription, now = Date.now()) => ({
   id: s.id,
   url: s.url,
   tables: s.tables,
@@ -42,6 +49,8 @@ const subscriptionView = (s: WebhookSubscription) => ({
   filter: s.filter,
   description: s.description,
   created: s.created,
+  previousSecretExpires:
+    s.previousSecret && s.previousSecret.until > now ? isoTime(new Date(s.previousSecret.until)) : null,
 });
 
 const logView = (e: DeliveryLogEntry) => ({
@@ -71,6 +80,25 @@ const deadView = (d: DeadLetter) => ({
 const SUBSCRIPTION_ID = /^wh_[0-9a-f]{24}$/;
 const WEBHOOK_ID = /^msg_wh_[0-9a-f]{24}_\d{1,20}-\d{1,20}$/;
 
+/** The audit trail's words for a PATCH: the fields it set (the URL and the filter shown shortened). */
+function changeSummary(body: SubscriptionChanges): string {
+  const parts: string[] = [];
+  if (body.url !== undefined) parts.push(`url ${body.url.slice(0, 200)}`);
+  if (body.tables !== undefined) parts.push(`tables [${body.tables.join(", ")}]`);
+  if (body.verbs !== undefined) parts.push(`verbs [${body.verbs.join(", ")}]`);
+  if (body.filter !== undefined) parts.push(body.filter?.trim() ? "a filter" : "no filter");
+  if (body.description !== undefined) parts.push("description");
+  return parts.join(", ");
+}
+
+/** A JSON body that may be absent (no content at all): absent is `{}`. */
+async function optionalJsonBody(ctx: Context, limitBytes: number): Promise<unknown> {
+  const length = ctx.get("content-length");
+  const chunked = ctx.get("transfer-encoding") !== "";
+  if (!chunked && (length === "" || length === "0") && ctx.get("content-type") === "") return {};
+  return readJsonBody(ctx, limitBytes);
+}
+
 function refusedUrl(message: string): ApiError {
   return new ApiError(400, ErrorCode.webhookUrlRefused, message);
 }
@@ -93,11 +121,11 @@ export function addWebhookRoutes(router: Router, deps: AdminRouteDeps): void {
     return { model, store: deps.webhooks.store, allowLoopback: deps.webhooks.allowLoopback };
   };
   const subscription = async (ctx: Context) => {
-    const { model, store } = await scope(ctx);
+    const { model, store, allowLoopback } = await scope(ctx);
     const id = ctx.params.id ?? "";
     const found = SUBSCRIPTION_ID.test(id) ? await store.get(model.storage, id) : null;
     if (!found) throw errors.notFound(`No webhook subscription '${id.slice(0, 40)}'`);
-    return { model, store, found };
+    return { model, store, found, allowLoopback };
   };
 
   router.get(base, async (ctx) => {
@@ -105,25 +133,69 @@ export function addWebhookRoutes(router: Router, deps: AdminRouteDeps): void {
     ctx.body = (await store.list(model.storage)).map(subscriptionView);
   });
 
-  router.post(base, async (ctx) => {
-    const body = parseBody(subscriptionBody, await readJsonBody(ctx, deps.maxBodyBytes));
-    const { model, store, allowLoopback } = await scope(ctx);
-    noteAudit(ctx, { summary: `webhook to ${body.url.slice(0, 200)} refused` });
-    const urlProblem = webhookUrlProblem(body.url);
-    if (urlProblem) throw refusedUrl(`The webhook URL ${urlProblem}`);
+  /**
+   * What a subscription will deliver, checked: a URL the egress policy allows (`checkUrl`: it is new
+   * or changed), tables of the project, a filter valid on each. Verbs in their canonical order,
+   * tables once each, a blank filter none.
+   */
+  const checkedSpec = async (
+    model: ProjectModel,
+    allowLoopback: boolean,
+    body: {
+      url: string;
+      tables: string[];
+      verbs?: FeedVerb[] | undefined;
+      filter?: string | null | undefined;
+    },
+    checkUrl: boolean,
+  ) => {
+    if (checkUrl) {
+      const urlProblem = webhookUrlProblem(body.url);
+      if (urlProblem) throw refusedUrl(`The webhook URL ${urlProblem}`);
+    }
     const asked = body.verbs ?? FEED_VERBS;
     const verbs = FEED_VERBS.filter((v) => asked.includes(v));
     const tables = [...new Set(body.tables)];
     const filter = body.filter?.trim() ? body.filter : null;
     compileEventTest(model, { tables, verbs, filter });
-    const egress = await egressProblem(body.url, allowLoopback);
-    if (egress) throw refusedUrl(`The webhook URL is refused by the egress policy: ${egress}`);
+    if (checkUrl) {
+      const egress = await egressProblem(body.url, allowLoopback);
+      if (egress) throw refusedUrl(`The webhook URL is refused by the egress policy: ${egress}`);
+    }
+    return { url: body.url, tables, verbs, filter };
+  };
+
+  /**
+   * Applies `change` to the subscription as it is now; read again and applied again when another
+   * request changed it in between. 404 when it is gone.
+   */
+  const updated = async (
+    { model, store, found }: { model: ProjectModel; store: WebhookStore; found: WebhookSubscription },
+    change: (now: WebhookSubscription) => Promise<WebhookSubscription>,
+  ): Promise<WebhookSubscription> => {
+    let before = found;
+    for (let attempt = 0; attempt < 10; attempt++) {
+      const after = await change(before);
+      const outcome = await store.update(model.storage, before, after);
+      if (outcome === "updated") return after;
+      const again = outcome === "gone" ? null : await store.get(model.storage, before.id);
+      if (!again) throw errors.notFound(`No webhook subscription '${before.id}'`);
+      before = again;
+    }
+    throw errors.conflict(`The webhook subscription '${before.id}' kept changing; try again`);
+  };
+
+  router.post(base, async (ctx) => {
+    const body = parseBody(subscriptionBody, await readJsonBody(ctx, deps.maxBodyBytes));
+    const { model, store, allowLoopback } = await scope(ctx);
+    noteAudit(ctx, { summary: `webhook to ${body.url.slice(0, 200)} refused` });
+    const { url, tables, verbs, filter } = await checkedSpec(model, allowLoopback, body, true);
     const created: WebhookSubscription = {
       id: `wh_${randomBytes(12).toString("hex")}`,
       account: model.account,
       project: model.name,
       projectUid: model.uid,
-      url: body.url,
+      url,
       tables,
       verbs,
       filter,
@@ -147,6 +219,44 @@ export function addWebhookRoutes(router: Router, deps: AdminRouteDeps): void {
       store.deadLetters(model.storage, found.id),
     ]);
     ctx.body = { ...subscriptionView(found), retrying, deadLetters: dead.length };
+  });
+
+  router.patch(`${base}/:id`, async (ctx) => {
+    const body = parseBody(subscriptionChanges, await readJsonBody(ctx, deps.maxBodyBytes));
+    const id = (ctx.params.id ?? "").slice(0, 40);
+    noteAudit(ctx, { summary: `webhook ${id}: change refused` });
+    const found = await subscription(ctx);
+    const { model, allowLoopback } = found;
+    const after = await updated(found, async (now) => {
+      const merged = {
+        url: body.url ?? now.url,
+        tables: body.tables ?? now.tables,
+        verbs: body.verbs ?? now.verbs,
+        filter: body.filter === undefined ? now.filter : body.filter,
+      };
+      const spec = await checkedSpec(model, allowLoopback, merged, merged.url !== now.url);
+      return { ...now, ...spec, description: body.description ?? now.description };
+    });
+    noteAudit(ctx, { summary: `webhook ${after.id} changed: ${changeSummary(body)}` });
+    ctx.body = subscriptionView(after);
+  });
+
+  router.post(`${base}/:id/secret`, async (ctx) => {
+    const body = parseBody(secretRotationBody, await optionalJsonBody(ctx, deps.maxBodyBytes));
+    const keepSeconds = body.previousSecretSeconds ?? PREVIOUS_SECRET_SECONDS;
+    const after = await updated(await subscription(ctx), async (now) => {
+      const { previousSecret: _replaced, ...rest } = now;
+      const until = Date.now() + keepSeconds * 1000;
+      return {
+        ...rest,
+        secret: newWebhookSecret(),
+        ...(keepSeconds > 0 ? { previousSecret: { secret: now.secret, until } } : {}),
+      };
+    });
+    noteAudit(ctx, {
+      summary: `webhook ${after.id}: secret rotated, the previous one signs for ${keepSeconds} s more`,
+    });
+    ctx.body = { ...subscriptionView(after), secret: after.secret };
   });
 
   router.delete(`${base}/:id`, async (ctx) => {
