@@ -513,19 +513,25 @@ describe("console in Chromium", function () {
       });
       await page.getByRole("heading", { name: /gate · revision 1/ }).waitFor();
       const gate = await operator.send("GET", "/accounts/acme/projects/gate");
-      expect(JSON.parse(await editorText(editor))).to.deep.equal(gate.body.definition);
+      const gateText = await untilEditorText(editor, "gate's definition in the editor", (text) =>
+        text.includes("secretWord"),
+      );
+      expect(JSON.parse(gateText)).to.deep.equal(gate.body.definition);
       // And back: what was typed in shop is shop's draft, offered back there (and only there).
       await page.goBack();
       await page.getByRole("heading", { name: /shop · revision 1/ }).waitFor();
       await page.getByRole("status").getByText("Your unsaved changes are back").waitFor();
-      expect(JSON.parse(await editorText(editor))).to.deep.equal({
-        tables: {},
-        apiVersions: {},
-        typedFor: "shop",
-      });
+      const draft = await untilEditorText(editor, "the draft is back in the editor", (text) =>
+        text.includes("typedFor"),
+      );
+      expect(JSON.parse(draft)).to.deep.equal({ tables: {}, apiVersions: {}, typedFor: "shop" });
       await page.getByRole("button", { name: "Discard my changes" }).click();
       const shop = await operator.send("GET", "/accounts/acme/projects/shop");
-      expect(JSON.parse(await editorText(editor))).to.deep.equal(shop.body.definition);
+      // The click returns before the editor shows the stored text again.
+      const stored = await untilEditorText(editor, "the stored text replaces the draft", (text) =>
+        text.includes('"customer"'),
+      );
+      expect(JSON.parse(stored)).to.deep.equal(shop.body.definition);
     });
 
     it("applies a provider's definition with its config masked as loaded: the stored secret is kept", async () => {
