@@ -317,6 +317,38 @@ describe("webhooks", function () {
     expect((await s.admin.send("DELETE", `${HOOKS}/${hook.id}`)).status).to.equal(200);
   });
 
+  it("a definition change that breaks a subscription's filter: it says so, its events wait, and a PATCH releases them", async () => {
+    const withColor = canonicalProject();
+    withColor.tables.product.columns.color = { type: "string" };
+    expect((await s.admin.putProject("acme", "shop", withColor)).status).to.equal(200);
+    const r = await receiver();
+    const hook = await subscribe(r, {
+      tables: ["product"],
+      verbs: ["INSERT"],
+      filter: "name = 'Waits' or color = 'red'",
+    });
+    const view = async () => (await s.admin.send("GET", `${HOOKS}/${hook.id}`)).body as Row;
+    expect((await view()).problem).to.equal(null);
+    // The column goes: the filter no longer compiles on the project.
+    expect((await s.admin.putProject("acme", "shop", canonicalProject())).status).to.equal(200);
+    const problem = (await view()).problem as string;
+    expect(problem).to.include("color").and.include("its events wait");
+    const listed = (await s.admin.send("GET", HOOKS)).body as Row[];
+    expect(listed.find((h) => h.id === hook.id)!.problem).to.equal(problem);
+    expect((await s.api.post(s.key, "product", { name: "Waits", price: 1 })).status).to.equal(201);
+    expect((await s.api.post(s.key, "product", { name: "Other", price: 1 })).status).to.equal(201);
+    // Checked as at creation: a change that keeps the broken filter is refused.
+    const kept = await s.admin.send("PATCH", `${HOOKS}/${hook.id}`, { description: "x" });
+    expect([kept.status, kept.body.errorCode]).to.deep.equal([400, 4002]);
+    const fixed = await s.admin.send("PATCH", `${HOOKS}/${hook.id}`, { filter: "name = 'Waits'" });
+    expect(fixed.status, JSON.stringify(fixed.body)).to.equal(200);
+    expect((await view()).problem).to.equal(null);
+    // The events that waited go out under the new filter: none was dropped meanwhile.
+    await until("the waiting event delivered", async () => r.delivered().size === 1);
+    expect(r.received.map((d) => d.body.data.row.name)).to.deep.equal(["Waits"]);
+    expect((await s.admin.send("DELETE", `${HOOKS}/${hook.id}`)).status).to.equal(200);
+  });
+
   it("a subscription deleted while a delivery is under way leaves no state behind", async () => {
     const r = await receiver();
     r.answer("hold");

@@ -101,6 +101,30 @@ export function compileEventTest(
   };
 }
 
+/**
+ * What keeps the subscription from delivering as made under the project's current definition
+ * (changed since): tables it names that are gone (their changes are not sent), a filter no longer
+ * valid (its events wait); null when nothing does.
+ */
+export function subscriptionProblem(
+  project: ProjectModel,
+  spec: { tables: string[]; verbs: readonly FeedVerb[]; filter: string | null },
+): string | null {
+  const problems: string[] = [];
+  const gone = spec.tables.filter((t) => !project.tables.has(t));
+  if (gone.length > 0)
+    problems.push(`table(s) ${gone.join(", ")} no longer in the project: their changes are not sent`);
+  try {
+    compileEventTest(project, { ...spec, tables: spec.tables.filter((t) => project.tables.has(t)) });
+  } catch (err) {
+    if (!(err instanceof ApiError)) throw err;
+    problems.push(
+      `${err.message}; its events wait until the filter is changed or the definition makes it valid again`,
+    );
+  }
+  return problems.length > 0 ? problems.join("; ") : null;
+}
+
 function parseWebhookFilter(text: string) {
   try {
     return parseFilter(text);

@@ -29,6 +29,8 @@ interface Subscription {
   created: string;
   /** While a rotated secret's predecessor still signs: until when. */
   previousSecretExpires: string | null;
+  /** What the project's current definition keeps it from doing (as listed), if anything. */
+  problem?: string | null;
   secret?: string;
 }
 
@@ -149,6 +151,7 @@ export function Webhooks(props: { context: AdminContext; project: string; tables
                   <>
                     <bdi class="code">{h.url}</bdi>
                     {h.description && <div class="muted">{h.description}</div>}
+                    {h.problem && <p class="notice warning">{h.problem}</p>}
                     {h.previousSecretExpires && (
                       <div class="muted">
                         The previous secret signs too, until <Time iso={h.previousSecretExpires} />

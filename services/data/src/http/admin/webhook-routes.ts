@@ -27,6 +27,7 @@ import {
   secretRotationBody,
   subscriptionBody,
   subscriptionChanges,
+  subscriptionProblem,
   webhookUrlProblem,
 } from "../../hooks/subscription-rules.ts";
 import type { FeedVerb } from "../../store/change-feed.ts";
@@ -130,7 +131,10 @@ export function addWebhookRoutes(router: Router, deps: AdminRouteDeps): void {
 
   router.get(base, async (ctx) => {
     const { model, store } = await scope(ctx);
-    ctx.body = (await store.list(model.storage)).map(subscriptionView);
+    ctx.body = (await store.list(model.storage)).map((s) => ({
+      ...subscriptionView(s),
+      problem: subscriptionProblem(model, s),
+    }));
   });
 
   /**
@@ -218,7 +222,12 @@ export function addWebhookRoutes(router: Router, deps: AdminRouteDeps): void {
       store.retrying(model.storage, found.id),
       store.deadLetters(model.storage, found.id),
     ]);
-    ctx.body = { ...subscriptionView(found), retrying, deadLetters: dead.length };
+    ctx.body = {
+      ...subscriptionView(found),
+      problem: subscriptionProblem(model, found),
+      retrying,
+      deadLetters: dead.length,
+    };
   });
 
   router.patch(`${base}/:id`, async (ctx) => {
