@@ -27,3 +27,11 @@ export async function readJsonBody(ctx: Context, limitBytes: number): Promise<un
   if ("problem" in parsed) throw errors.malformed(parsed.problem);
   return parsed.value;
 }
+
+/** A JSON body that may be left out: a request with no content at all (and no type) reads as `{}`. */
+export async function readOptionalJsonBody(ctx: Context, limitBytes: number): Promise<unknown> {
+  const length = ctx.get("content-length");
+  const chunked = ctx.get("transfer-encoding") !== "";
+  if (!chunked && (length === "" || length === "0") && ctx.get("content-type") === "") return {};
+  return readJsonBody(ctx, limitBytes);
+}

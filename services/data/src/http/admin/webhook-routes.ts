@@ -13,7 +13,7 @@ import type Router from "@koa/router";
 import type { Context } from "koa";
 import { noteAudit } from "../../../../../shared/admin-access/audit.ts";
 import { ApiError, ErrorCode, errors } from "../../../../../shared/errors.ts";
-import { readJsonBody } from "../../../../../shared/http/json-body.ts";
+import { readJsonBody, readOptionalJsonBody } from "../../../../../shared/http/json-body.ts";
 import { parseBody } from "../../../../../shared/http/parse-body.ts";
 import type { ProjectModel } from "../../domain/model/project-model.ts";
 import { intParam, parseQueryString } from "../../domain/read/query-params.ts";
@@ -90,14 +90,6 @@ function changeSummary(body: SubscriptionChanges): string {
   if (body.filter !== undefined) parts.push(body.filter?.trim() ? "a filter" : "no filter");
   if (body.description !== undefined) parts.push("description");
   return parts.join(", ");
-}
-
-/** A JSON body that may be absent (no content at all): absent is `{}`. */
-async function optionalJsonBody(ctx: Context, limitBytes: number): Promise<unknown> {
-  const length = ctx.get("content-length");
-  const chunked = ctx.get("transfer-encoding") !== "";
-  if (!chunked && (length === "" || length === "0") && ctx.get("content-type") === "") return {};
-  return readJsonBody(ctx, limitBytes);
 }
 
 function refusedUrl(message: string): ApiError {
@@ -251,7 +243,7 @@ export function addWebhookRoutes(router: Router, deps: AdminRouteDeps): void {
   });
 
   router.post(`${base}/:id/secret`, async (ctx) => {
-    const body = parseBody(secretRotationBody, await optionalJsonBody(ctx, deps.maxBodyBytes));
+    const body = parseBody(secretRotationBody, await readOptionalJsonBody(ctx, deps.maxBodyBytes));
     const keepSeconds = body.previousSecretSeconds ?? PREVIOUS_SECRET_SECONDS;
     const after = await updated(await subscription(ctx), async (now) => {
       const { previousSecret: _replaced, ...rest } = now;
