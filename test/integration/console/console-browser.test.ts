@@ -197,7 +197,10 @@ describe("console in Chromium", function () {
       await page.getByRole("cell", { name: "alice", exact: true }).waitFor();
 
       await page.getByRole("link", { name: "API keys" }).click();
-      await page.getByLabel("Name").fill(XSS_KEY_NAME);
+      // The click returns before the screen changes: "Name" alone would also find the Users
+      // screen's "Username", still shown.
+      await page.getByRole("heading", { name: "New manual key" }).waitFor();
+      await page.getByLabel("Name", { exact: true }).fill(XSS_KEY_NAME);
       await page.getByRole("checkbox", { name: "Full access" }).check();
       await page.getByRole("checkbox", { name: XSS_ROLE }).check();
       await page.getByRole("button", { name: "Create key" }).click();
