@@ -17,6 +17,15 @@ export const commaList = z.string().transform(splitList).pipe(z.array(z.string()
 
 const port = z.coerce.number().int().min(0).max(65535);
 
+/** Comma-separated keys of 32 random bytes each, base64 (`openssl rand -base64 32`), current first. */
+const secretsKeys = z
+  .string()
+  .transform(splitList)
+  .pipe(
+    z.array(z.string().regex(/^[A-Za-z0-9+/_-]{43}=?$/, "each key must be 32 random bytes, base64")).min(1),
+  )
+  .transform((keys) => keys.map((k) => Buffer.from(k, "base64")));
+
 /** Comma-separated addresses, CIDR ranges or `loopback`/`linklocal`/`uniquelocal`; empty trusts no proxy. */
 export const trustedProxiesSetting = z
   .string()
@@ -196,6 +205,12 @@ export const dataConfigSchema = z.object({
    * (docs/realtime.md#failover); 0: it does not wait. Not on a Redis Cluster.
    */
   WRITE_REPLICA_WAIT_MS: z.coerce.number().int().min(0).default(1000),
+  /**
+   * Keys that seal the secrets the platform keeps to read back (webhook signing secrets), current
+   * first: a stored secret names the key that sealed it, so a new key goes in front of the old ones.
+   * Unset: kept as they are (a warning at start-up).
+   */
+  SECRETS_KEY: secretsKeys.optional(),
   /** The change feed (docs/realtime.md): every committed write appends its row changes to the project's stream. */
   FEED_ENABLED: z
     .enum(["true", "false"])

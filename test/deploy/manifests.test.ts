@@ -312,7 +312,7 @@ for (const target of TARGETS) {
               target === "overlays/prod" ? ["REDIS_PASSWORD", "REDIS_SENTINEL_PASSWORD"] : ["REDIS_URL"];
             const wanted = {
               "tessera-auth": [...redis, "ADMIN_TOKEN", "SERVICE_TOKEN"],
-              "tessera-data": [...redis, "ADMIN_TOKEN", "SERVICE_TOKEN", "MONGO_URL"],
+              "tessera-data": [...redis, "ADMIN_TOKEN", "SERVICE_TOKEN", "SECRETS_KEY", "MONGO_URL"],
               // The console's server serves files: it holds no secret at all.
               "tessera-console": [],
             }[svc.name]!;
@@ -332,6 +332,8 @@ for (const target of TARGETS) {
                 MONGO_URL: "mongodb://placeholder/",
               };
               if (secrets.REDIS_URL) env.REDIS_URL = "redis://placeholder:6379/";
+              // A key of the shape the service takes: 32 bytes, base64.
+              if (secrets.SECRETS_KEY) env.SECRETS_KEY = Buffer.alloc(32).toString("base64");
               const schema = svc.name === "tessera-auth" ? authConfigSchema : dataConfigSchema;
               const parsed = parseConfig(schema, env);
               if (target === "overlays/prod") {
@@ -402,7 +404,10 @@ for (const target of TARGETS) {
             ]),
           );
           expect(Object.keys(data).sort()).to.deep.equal(
-            ["ADMIN_TOKEN", "SERVICE_TOKEN", "MONGO_URL", "REDIS_URL"].sort(),
+            ["ADMIN_TOKEN", "SERVICE_TOKEN", "SECRETS_KEY", "MONGO_URL", "REDIS_URL"].sort(),
+          );
+          expect(Buffer.from(data.SECRETS_KEY!, "base64").toString("utf8")).to.include(
+            "never for production",
           );
           expect(data.ADMIN_TOKEN).to.match(/^dev-.*not-for-production$/);
           expect(data.SERVICE_TOKEN).to.match(/^dev-.*not-for-production$/);

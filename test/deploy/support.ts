@@ -297,6 +297,7 @@ export const baseName = (name: string, generated: string[]): string =>
 export const SECRET_KEYS = [
   "ADMIN_TOKEN",
   "SERVICE_TOKEN",
+  "SECRETS_KEY",
   "MONGO_URL",
   "REDIS_URL",
   "REDIS_PASSWORD",

@@ -137,7 +137,10 @@ export function isRunning(pid: number): boolean {
 export function dataServiceEnv(config: DataConfig): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(config)) {
-    if (value !== undefined) env[name] = Array.isArray(value) ? value.join(",") : String(value);
+    if (value === undefined) continue;
+    // Lists as comma-separated text; keys (SECRETS_KEY) in base64, as they were given.
+    const text = (v: unknown) => (Buffer.isBuffer(v) ? v.toString("base64") : String(v));
+    env[name] = Array.isArray(value) ? value.map(text).join(",") : text(value);
   }
   return env;
 }

@@ -4,6 +4,7 @@
  * (test/support/stores.ts). Each platform has its own database prefix and Redis
  * key prefix, so tests never see each other's data or a running `make run`.
  */
+import { randomBytes } from "node:crypto";
 import http, { type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Writable } from "node:stream";
@@ -83,6 +84,8 @@ export async function startPlatform(
     ARGON2_MEMORY_KIB: "1024",
     // The gateway reaches the services from 127.0.0.1 (test clients use other loopback addresses).
     TRUSTED_PROXIES: "127.0.0.1",
+    // Stored secrets sealed, as in production.
+    SECRETS_KEY: randomBytes(32).toString("base64"),
     ...env,
   };
   const dataConfig = parseConfig(dataConfigSchema, {

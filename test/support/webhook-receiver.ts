@@ -8,6 +8,16 @@ import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { verifyWebhook } from "../../services/data/src/hooks/signature.ts";
 
+/**
+ * Platform settings of webhook tests: receivers on loopback allowed (the operator's switch), new
+ * events looked for every 20 ms, and room for the rules' first runs on a loaded machine.
+ */
+export const WEBHOOK_TEST_SETTINGS: Record<string, string> = {
+  SANDBOX_ALLOW_LOOPBACK_FETCH: "true",
+  SANDBOX_TIMEOUT_MS: "10000",
+  WEBHOOK_POLL_MS: "20",
+};
+
 export interface ReceivedDelivery {
   id: string;
   timestamp: number;

@@ -51,6 +51,7 @@ import { retryPolicy } from "./store/retry-policy.ts";
 import { RevisionStore } from "./store/revision-store.ts";
 import { RowLocks } from "./store/row-locks.ts";
 import { RowQueue } from "./store/row-queue.ts";
+import { SecretBox } from "./store/secret-box.ts";
 import { StorageNames } from "./store/storage-names.ts";
 import { DeletedStorageSweeper } from "./store/storage-sweeper.ts";
 import { TableIndexStore } from "./store/table-index-store.ts";
@@ -207,6 +208,9 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
   });
   await projects.start();
   const webhookStore = feed && new WebhookStore(redis, config.REDIS_PREFIX);
+  const secrets = new SecretBox(config.SECRETS_KEY ?? []);
+  if (webhookStore && !secrets.seals)
+    logger.warn("SECRETS_KEY is not set: webhook signing secrets are stored in Redis unsealed");
   const dispatcher =
     webhookStore &&
     config.WEBHOOK_DELIVERY &&
@@ -215,6 +219,7 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
       project: (account, name) => projects.get(account, name),
       timing: webhookTiming(config),
       allowLoopback: config.SANDBOX_ALLOW_LOOPBACK_FETCH,
+      secrets,
       metrics: webhookMetrics(metrics),
       logger,
     });
@@ -259,7 +264,11 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
     indexes: tableIndexes,
     writeLoop,
     live: hub && feed && { hub, feed, limits: liveLimits(config), onCut: () => liveCuts.inc() },
-    webhooks: webhookStore && { store: webhookStore, allowLoopback: config.SANDBOX_ALLOW_LOOPBACK_FETCH },
+    webhooks: webhookStore && {
+      store: webhookStore,
+      allowLoopback: config.SANDBOX_ALLOW_LOOPBACK_FETCH,
+      secrets,
+    },
     projects,
     providers: createProviderRegistry({
       users,

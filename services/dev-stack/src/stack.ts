@@ -26,10 +26,10 @@ function say(line: string): void {
   process.stdout.write(`[tessera] ${line}\n`);
 }
 
-function persistentSecret(file: string, given: string | undefined): string {
+function persistentSecret(file: string, given: string | undefined, bytes = 24): string {
   if (given) return given;
   if (existsSync(file)) return readFileSync(file, "utf8").trim();
-  const value = randomBytes(24).toString("base64url");
+  const value = randomBytes(bytes).toString("base64url");
   writeFileSync(file, `${value}\n`, { mode: 0o600 });
   return value;
 }
@@ -138,6 +138,8 @@ async function main(): Promise<void> {
 
   const adminToken = persistentSecret(path.join(dataDir, "admin-token"), process.env.ADMIN_TOKEN);
   const serviceToken = persistentSecret(path.join(dataDir, "service-token"), process.env.SERVICE_TOKEN);
+  // Seals the webhook signing secrets the data service stores (a key of 32 random bytes).
+  const secretsKey = persistentSecret(path.join(dataDir, "secrets-key"), process.env.SECRETS_KEY, 32);
   const mongo = await findOrStartMongo(process.env, dataDir, (line) => process.stderr.write(`${line}\n`));
   stores.push(mongo);
   // Sentinel or Cluster (REDIS_MODE): the services find Redis by those settings; nothing to start.
@@ -186,7 +188,13 @@ async function main(): Promise<void> {
   await new Promise<void>((resolve) => internal.listen(0, "127.0.0.1", resolve));
   const internalUrl = `http://127.0.0.1:${(internal.address() as AddressInfo).port}`;
   dataPorts.forEach((p, i) => {
-    superviseReplica("data", i + 1, p, { ...common, MONGO_URL: mongo.url }, dataPool);
+    superviseReplica(
+      "data",
+      i + 1,
+      p,
+      { ...common, MONGO_URL: mongo.url, SECRETS_KEY: secretsKey },
+      dataPool,
+    );
   });
   authPorts.forEach((p, i) => {
     superviseReplica("auth", i + 1, p, { ...common, DATA_SERVICE_URL: internalUrl }, authPool);

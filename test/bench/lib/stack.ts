@@ -101,6 +101,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       MONGO_URL: mongo.url,
       META_DB: metaDb,
       TENANT_DB_PREFIX: dbPrefix,
+      // As production should: webhook secrets sealed (store/secret-box.ts).
+      SECRETS_KEY: randomBytes(32).toString("base64"),
       // Webhooks are delivered only by the scenario that measures them (its own data service).
       WEBHOOK_DELIVERY: "false",
     };

@@ -14,7 +14,7 @@ import { call } from "../../support/http.ts";
 import { startPlatform } from "../../support/platform.ts";
 import { keysMatching, testRedisClient } from "../../support/stores.ts";
 import { until } from "../../support/until.ts";
-import { type Receiver, startReceiver } from "../../support/webhook-receiver.ts";
+import { type Receiver, startReceiver, WEBHOOK_TEST_SETTINGS } from "../../support/webhook-receiver.ts";
 import { type CanonicalSetup, canonicalProject, postLine, setupProject } from "../rules/support.ts";
 
 /** A product, a customer and an order for line items (each write checked). */
@@ -53,11 +53,8 @@ describe("webhooks across replicas", function () {
   before(async () => {
     // The in-process service serves the APIs but delivers nothing: the two replicas below do.
     const platform = await startPlatform({
-      SANDBOX_ALLOW_LOOPBACK_FETCH: "true",
-      // The rules' first runs on a loaded machine: not what these tests are about.
-      SANDBOX_TIMEOUT_MS: "10000",
+      ...WEBHOOK_TEST_SETTINGS,
       WEBHOOK_DELIVERY: "false",
-      WEBHOOK_POLL_MS: "20",
       WEBHOOK_BACKOFF_BASE_MS: "50",
       WEBHOOK_BACKOFF_CAP_MS: "200",
       // Long enough that no held delivery times out on a loaded machine before the kill.

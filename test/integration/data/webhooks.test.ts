@@ -11,7 +11,7 @@ import { call } from "../../support/http.ts";
 import { startPlatform } from "../../support/platform.ts";
 import { keysMatching, testRedisClient } from "../../support/stores.ts";
 import { until } from "../../support/until.ts";
-import { type Receiver, startReceiver } from "../../support/webhook-receiver.ts";
+import { type Receiver, startReceiver, WEBHOOK_TEST_SETTINGS } from "../../support/webhook-receiver.ts";
 import { type CanonicalSetup, canonicalProject, postLine, type Row, setupProject } from "../rules/support.ts";
 
 const HOOKS = "/accounts/acme/projects/shop/webhooks";
@@ -45,10 +45,7 @@ describe("webhooks", function () {
 
   before(async () => {
     const platform = await startPlatform({
-      SANDBOX_ALLOW_LOOPBACK_FETCH: "true",
-      // The rules' first runs on a loaded machine: not what these tests are about.
-      SANDBOX_TIMEOUT_MS: "10000",
-      WEBHOOK_POLL_MS: "20",
+      ...WEBHOOK_TEST_SETTINGS,
       WEBHOOK_BACKOFF_BASE_MS: "50",
       WEBHOOK_BACKOFF_CAP_MS: "200",
       WEBHOOK_RETRY_WINDOW_SECONDS: "600",
@@ -402,13 +399,7 @@ describe("webhooks", function () {
 async function setupWithReceiver(
   timing: Record<string, string>,
 ): Promise<{ s: CanonicalSetup; r: Receiver }> {
-  const platform = await startPlatform({
-    SANDBOX_ALLOW_LOOPBACK_FETCH: "true",
-    // The rules' first runs on a loaded machine: not what these tests are about.
-    SANDBOX_TIMEOUT_MS: "10000",
-    WEBHOOK_POLL_MS: "20",
-    ...timing,
-  });
+  const platform = await startPlatform({ ...WEBHOOK_TEST_SETTINGS, ...timing });
   return { s: await setupProject(canonicalProject(), { platform }), r: await startReceiver() };
 }
 

@@ -21,6 +21,7 @@ import { hostname } from "node:os";
 import type { Logger } from "../../../../shared/logger.ts";
 import type { ProjectModel } from "../domain/model/project-model.ts";
 import { parseFeedEntry } from "../store/change-feed.ts";
+import { type SecretBox, SecretBoxError } from "../store/secret-box.ts";
 import type {
   DeadLetter,
   DeliveryLogEntry,
@@ -59,6 +60,8 @@ export interface DispatcherDeps {
   timing: DispatchTiming;
   /** SANDBOX_ALLOW_LOOPBACK_FETCH. */
   allowLoopback: boolean;
+  /** Opens the stored signing secrets (SECRETS_KEY). */
+  secrets: SecretBox;
   metrics: DispatchMetrics;
   logger: Logger;
   now?: () => number;
@@ -318,17 +321,20 @@ class SubscriptionWorker {
     const { id, url } = this.subscription;
     const { delivery } = item;
     const sentAt = this.#now();
-    const result: AttemptResult = await postWebhook(
-      { allowLoopback: this.#deps.allowLoopback, timeoutMs: timing.timeoutMs, logger: this.#deps.logger },
-      url,
-      webhookHeaders(
-        signingSecrets(this.subscription, sentAt),
-        delivery.webhookId,
-        Math.floor(sentAt / 1000),
-        delivery.body,
-      ),
-      delivery.body,
-    );
+    const secrets = signingSecrets(this.#deps.secrets, this.subscription, sentAt);
+    const result: AttemptResult =
+      "problem" in secrets
+        ? { status: null, latencyMs: 0, error: `not sent: the signing secret is ${secrets.problem}` }
+        : await postWebhook(
+            {
+              allowLoopback: this.#deps.allowLoopback,
+              timeoutMs: timing.timeoutMs,
+              logger: this.#deps.logger,
+            },
+            url,
+            webhookHeaders(secrets.open, delivery.webhookId, Math.floor(sentAt / 1000), delivery.body),
+            delivery.body,
+          );
     const now = this.#now();
     const attempt = (item.state?.attempts ?? 0) + 1;
     const logged = {
@@ -367,10 +373,24 @@ class SubscriptionWorker {
   }
 }
 
-/** The secrets that sign a delivery at `now`: the subscription's, and its predecessor's while it is valid. */
-function signingSecrets(subscription: WebhookSubscription, now: number): string[] {
+/**
+ * The secrets that sign a delivery at `now`, opened: the subscription's, and its predecessor's while
+ * it is valid; or why they do not open (sealed under a SECRETS_KEY this process does not have).
+ */
+function signingSecrets(
+  box: SecretBox,
+  subscription: WebhookSubscription,
+  now: number,
+): { open: string[] } | { problem: string } {
   const previous = subscription.previousSecret;
-  return previous && previous.until > now ? [subscription.secret, previous.secret] : [subscription.secret];
+  const stored =
+    previous && previous.until > now ? [subscription.secret, previous.secret] : [subscription.secret];
+  try {
+    return { open: stored.map((s) => box.open(s)) };
+  } catch (err) {
+    if (err instanceof SecretBoxError) return { problem: err.message };
+    throw err;
+  }
 }
 
 /** A dead letter sent again: the same id and body, attempts counted afresh. */
@@ -436,7 +456,8 @@ export class WebhookDispatcher {
         );
         continue;
       }
-      for (const subscription of subscriptions) {
+      for (const found of subscriptions) {
+        const subscription = await this.#resealed(project, found);
         const key = `${prefix}${subscription.id}`;
         seen.add(key);
         const worker = this.#workers.get(key);
@@ -452,6 +473,36 @@ export class WebhookDispatcher {
       if (seen.has(key)) continue;
       worker.stop();
       this.#workers.delete(key);
+    }
+  }
+
+  /**
+   * The subscription with its secrets sealed under the current SECRETS_KEY: one stored as it was, or
+   * under a key the operator has since put a new one in front of, is sealed again (so that the old
+   * key can be retired). As it was when that cannot be done now (a concurrent change, a secret that
+   * does not open: its deliveries say why).
+   */
+  async #resealed(project: WebhookProject, subscription: WebhookSubscription): Promise<WebhookSubscription> {
+    const box = this.#deps.secrets;
+    try {
+      const secret = box.reseal(subscription.secret);
+      const previous = subscription.previousSecret;
+      const previousSecret = previous && box.reseal(previous.secret);
+      if (secret === undefined && previousSecret === undefined) return subscription;
+      const after: WebhookSubscription = {
+        ...subscription,
+        secret: secret ?? subscription.secret,
+        ...(previous ? { previousSecret: { ...previous, secret: previousSecret ?? previous.secret } } : {}),
+      };
+      const outcome = await this.#deps.store.update(project.storage, subscription, after);
+      return outcome === "updated" ? after : subscription;
+    } catch (err) {
+      if (!(err instanceof SecretBoxError))
+        this.#deps.logger.warn(
+          { subscription: subscription.id, error: err instanceof Error ? err.message : String(err) },
+          "a webhook subscription's secret could not be sealed again; trying at the next refresh",
+        );
+      return subscription;
     }
   }
 

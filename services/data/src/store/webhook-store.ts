@@ -37,9 +37,12 @@ export interface WebhookSubscription {
   verbs: FeedVerb[];
   filter: string | null;
   description: string;
-  /** `whsec_` + base64: signs every delivery (Standard Webhooks), so it is kept as it is. */
+  /**
+   * `whsec_` + base64, as the store keeps it: sealed under SECRETS_KEY (store/secret-box.ts), or as
+   * it is without one. It signs every delivery (Standard Webhooks), so it is not hashed.
+   */
   secret: string;
-  /** The secret a rotation replaced, which signs deliveries beside the new one until `until` (ms). */
+  /** The secret a rotation replaced (kept as `secret` is), which signs beside the new one until `until` (ms). */
   previousSecret?: { secret: string; until: number };
   created: string;
 }

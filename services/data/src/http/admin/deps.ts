@@ -14,6 +14,7 @@ import type { Leases } from "../../store/leases.ts";
 import type { AccountDoc, MetaStore, StoredProject } from "../../store/meta-store.ts";
 import type { ProjectCache } from "../../store/project-cache.ts";
 import type { RevisionStore } from "../../store/revision-store.ts";
+import type { SecretBox } from "../../store/secret-box.ts";
 import type { TableIndexStore } from "../../store/table-index-store.ts";
 import type { TenantStore } from "../../store/tenant-store.ts";
 import type { UserStore } from "../../store/user-store.ts";
@@ -24,6 +25,8 @@ export interface WebhookAdminDeps {
   store: WebhookStore;
   /** SANDBOX_ALLOW_LOOPBACK_FETCH: a loopback URL is refused without it. */
   allowLoopback: boolean;
+  /** Seals the signing secrets before they are stored (SECRETS_KEY). */
+  secrets: SecretBox;
 }
 
 export interface AdminRouteDeps extends DefinitionChecks, ProjectChangeDeps {

@@ -37,7 +37,7 @@ import type {
   WebhookStore,
   WebhookSubscription,
 } from "../../store/webhook-store.ts";
-import { type AdminRouteDeps, isoTime, requireProject } from "./deps.ts";
+import { type AdminRouteDeps, isoTime, requireProject, type WebhookAdminDeps } from "./deps.ts";
 import { nameParam } from "./params.ts";
 
 const LOG_PAGE_DEFAULT = 50;
@@ -99,9 +99,7 @@ function refusedUrl(message: string): ApiError {
 export function addWebhookRoutes(router: Router, deps: AdminRouteDeps): void {
   const base = "/accounts/:account/projects/:project/webhooks";
   /** The project's compiled model and the webhook store (400 when this deployment has no change feed). */
-  const scope = async (
-    ctx: Context,
-  ): Promise<{ model: ProjectModel; store: WebhookStore; allowLoopback: boolean }> => {
+  const scope = async (ctx: Context): Promise<{ model: ProjectModel } & WebhookAdminDeps> => {
     const account = nameParam(ctx, "account");
     const name = nameParam(ctx, "project");
     await requireProject(deps, account, name, ctx);
@@ -111,14 +109,14 @@ export function addWebhookRoutes(router: Router, deps: AdminRouteDeps): void {
       throw errors.malformed(
         "Webhooks need the change feed, which this deployment has switched off (FEED_ENABLED)",
       );
-    return { model, store: deps.webhooks.store, allowLoopback: deps.webhooks.allowLoopback };
+    return { model, ...deps.webhooks };
   };
   const subscription = async (ctx: Context) => {
-    const { model, store, allowLoopback } = await scope(ctx);
+    const { model, store, allowLoopback, secrets } = await scope(ctx);
     const id = ctx.params.id ?? "";
     const found = SUBSCRIPTION_ID.test(id) ? await store.get(model.storage, id) : null;
     if (!found) throw errors.notFound(`No webhook subscription '${id.slice(0, 40)}'`);
-    return { model, store, found, allowLoopback };
+    return { model, store, found, allowLoopback, secrets };
   };
 
   router.get(base, async (ctx) => {
@@ -183,9 +181,10 @@ export function addWebhookRoutes(router: Router, deps: AdminRouteDeps): void {
 
   router.post(base, async (ctx) => {
     const body = parseBody(subscriptionBody, await readJsonBody(ctx, deps.maxBodyBytes));
-    const { model, store, allowLoopback } = await scope(ctx);
+    const { model, store, allowLoopback, secrets } = await scope(ctx);
     noteAudit(ctx, { summary: `webhook to ${body.url.slice(0, 200)} refused` });
     const { url, tables, verbs, filter } = await checkedSpec(model, allowLoopback, body, true);
+    const secret = newWebhookSecret();
     const created: WebhookSubscription = {
       id: `wh_${randomBytes(12).toString("hex")}`,
       account: model.account,
@@ -196,7 +195,7 @@ export function addWebhookRoutes(router: Router, deps: AdminRouteDeps): void {
       verbs,
       filter,
       description: body.description ?? "",
-      secret: newWebhookSecret(),
+      secret: secrets.seal(secret),
       created: new Date().toISOString(),
     };
     const { account, name, uid, storage } = model;
@@ -205,7 +204,7 @@ export function addWebhookRoutes(router: Router, deps: AdminRouteDeps): void {
       summary: `webhook ${created.id} created: ${body.url.slice(0, 200)}, tables [${tables.join(", ")}], verbs [${verbs.join(", ")}]${filter ? ", with a filter" : ""}`,
     });
     ctx.status = 201;
-    ctx.body = { ...subscriptionView(created), secret: created.secret };
+    ctx.body = { ...subscriptionView(created), secret };
   });
 
   router.get(`${base}/:id`, async (ctx) => {
@@ -245,19 +244,21 @@ export function addWebhookRoutes(router: Router, deps: AdminRouteDeps): void {
   router.post(`${base}/:id/secret`, async (ctx) => {
     const body = parseBody(secretRotationBody, await readOptionalJsonBody(ctx, deps.maxBodyBytes));
     const keepSeconds = body.previousSecretSeconds ?? PREVIOUS_SECRET_SECONDS;
-    const after = await updated(await subscription(ctx), async (now) => {
+    const found = await subscription(ctx);
+    const secret = newWebhookSecret();
+    const after = await updated(found, async (now) => {
       const { previousSecret: _replaced, ...rest } = now;
       const until = Date.now() + keepSeconds * 1000;
       return {
         ...rest,
-        secret: newWebhookSecret(),
+        secret: found.secrets.seal(secret),
         ...(keepSeconds > 0 ? { previousSecret: { secret: now.secret, until } } : {}),
       };
     });
     noteAudit(ctx, {
       summary: `webhook ${after.id}: secret rotated, the previous one signs for ${keepSeconds} s more`,
     });
-    ctx.body = { ...subscriptionView(after), secret: after.secret };
+    ctx.body = { ...subscriptionView(after), secret };
   });
 
   router.delete(`${base}/:id`, async (ctx) => {
