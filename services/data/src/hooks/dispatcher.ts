@@ -119,6 +119,8 @@ class SubscriptionWorker {
   #cursors: Record<DeliverySource, string> = { feed: "0-0", replay: "0-0" };
   #lastClaim = 0;
   #lastTrimCheck = 0;
+  /** The subscription's secrets as last opened, by their stored form: opening costs more than signing. */
+  readonly #opened = new Map<string, string>();
   /** Deliveries under way, by the event's source and position (or webhook id, for a retry). */
   readonly #inFlight = new Map<string, Promise<void>>();
   readonly done: Promise<void>;
@@ -259,6 +261,18 @@ class SubscriptionWorker {
     return items.length + skipped.length;
   }
 
+  /** A stored secret of the subscription, opened (SecretBoxError when it does not open). */
+  #open(stored: string): string {
+    let plain = this.#opened.get(stored);
+    if (plain === undefined) {
+      plain = this.#deps.secrets.open(stored);
+      // The subscription's current and previous secrets; a rotation or a new key makes others.
+      if (this.#opened.size >= 4) this.#opened.clear();
+      this.#opened.set(stored, plain);
+    }
+    return plain;
+  }
+
   /**
    * Starts one delivery unless the same one is under way already (an entry of this process's own
    * taken over again because it waited for a slot longer than WEBHOOK_CLAIM_IDLE_MS).
@@ -321,7 +335,7 @@ class SubscriptionWorker {
     const { id, url } = this.subscription;
     const { delivery } = item;
     const sentAt = this.#now();
-    const secrets = signingSecrets(this.#deps.secrets, this.subscription, sentAt);
+    const secrets = signingSecrets((stored) => this.#open(stored), this.subscription, sentAt);
     const result: AttemptResult =
       "problem" in secrets
         ? { status: null, latencyMs: 0, error: `not sent: the signing secret is ${secrets.problem}` }
@@ -378,7 +392,7 @@ class SubscriptionWorker {
  * it is valid; or why they do not open (sealed under a SECRETS_KEY this process does not have).
  */
 function signingSecrets(
-  box: SecretBox,
+  open: (stored: string) => string,
   subscription: WebhookSubscription,
   now: number,
 ): { open: string[] } | { problem: string } {
@@ -386,7 +400,7 @@ function signingSecrets(
   const stored =
     previous && previous.until > now ? [subscription.secret, previous.secret] : [subscription.secret];
   try {
-    return { open: stored.map((s) => box.open(s)) };
+    return { open: stored.map(open) };
   } catch (err) {
     if (err instanceof SecretBoxError) return { problem: err.message };
     throw err;
