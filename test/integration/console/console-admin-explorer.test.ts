@@ -157,4 +157,32 @@ describe("console in Chromium: the data explorer with the administrator's own se
     expect(refused.status).to.equal(401);
     expect(refused.body.errorCode).to.equal(4014);
   });
+
+  it("a reader opens a project with her own session: every read, no write control, and the server refuses writes", async () => {
+    await putAdmin(operator, "acme", "rita", "reader", "rita-secret-1");
+    await signIn(page, platform.baseUrl, "rita", "rita-secret-1");
+    await nav(page, "Data explorer").click();
+    await page.getByRole("combobox", { name: "Project" }).selectOption("bare");
+    await page.getByRole("button", { name: "Open as rita" }).click();
+    await page.getByText("account reader").waitFor();
+    await page.getByRole("button", { name: "customer", exact: true }).click();
+    await page.getByRole("cell", { name: "Seeded", exact: true }).waitFor();
+    await page
+      .locator("table.data tbody tr", { hasText: "Seeded" })
+      .getByRole("button", { name: "Open" })
+      .click();
+    const detail = page.getByRole("region", { name: /Row/ });
+    const limit = detail.getByLabel("credit_limit", { exact: true });
+    expect(await limit.inputValue()).to.equal("75");
+    expect(await limit.getAttribute("readonly")).to.not.equal(null);
+    await screenshot(page, "22-explorer-as-reader");
+    for (const name of ["New row", "Save changes", "Delete row"])
+      expect(await page.getByRole("button", { name }).count(), name).to.equal(0);
+    expect(await page.getByLabel("Import").count(), "the import's file input").to.equal(0);
+    expect(await page.getByRole("checkbox").count(), "row selection for a bulk delete").to.equal(0);
+    // The controls are gone because the server would refuse them: it does.
+    const key = await storedKey(page, "tessera.console.admin");
+    const refused = await bare().post(key!, "customer", { name: "ByReader", credit_limit: 1 });
+    expect([refused.status, refused.body.errorCode]).to.deep.equal([403, 4031]);
+  });
 });

@@ -62,6 +62,7 @@ export function Explorer(props: {
         client={admin.dataClient}
         root={versionRoot(target)}
         session={{ ...target, userIdentifier: admin.session.login, roles: [`account ${admin.session.role}`] }}
+        readOnly={admin.readOnly}
         leave="Close the project"
         onLogOut={() => open(undefined)}
       />
@@ -93,6 +94,8 @@ function Workspace(props: {
   client: Client;
   root: string;
   session: WorkspaceView;
+  /** An account reader's session: every read, no write control (the server refuses writes anyway). */
+  readOnly?: boolean;
   /** The label of the button that leaves the project. */
   leave: string;
   onLogOut: () => void;
@@ -186,7 +189,7 @@ function Workspace(props: {
                 <h2>
                   {current.kind === "table" ? "Table" : "Resource"} <bdi>{current.name}</bdi>
                 </h2>
-                {columns.value && (
+                {columns.value && !props.readOnly && (
                   <button type="button" onClick={() => setInserting(true)}>
                     New row
                   </button>
@@ -200,6 +203,7 @@ function Workspace(props: {
                   collectionPath={`${root}/${seg(current.name)}`}
                   name={current.name}
                   columns={columns.value}
+                  readOnly={props.readOnly}
                   childNames={current.children}
                   view={view}
                   onView={setView}
@@ -218,6 +222,7 @@ function Workspace(props: {
                   client={client}
                   row={openRow.value}
                   columns={columns.value}
+                  readOnly={props.readOnly}
                   children={current.children}
                   onWritten={written}
                   onClose={() => setView({ row: undefined })}

@@ -32,6 +32,8 @@ export function RowDetail(props: {
   row: Row;
   /** undefined: not described by a definition (a JavaScript resource). */
   columns: ColumnInfo[] | undefined;
+  /** Shown, not edited (an account reader's session). */
+  readOnly?: boolean | undefined;
   /** Names of its nested child lists (a custom resource's sub-resources). */
   children: string[];
   onWritten: (outcome: WriteOutcome, deleted: boolean) => void;
@@ -171,22 +173,26 @@ export function RowDetail(props: {
               id={`attr-${i}`}
               column={column}
               draft={edits[column.name] ?? draftOf(column.type, row[column.name])}
-              readOnly={readOnlyReason(column)}
+              readOnly={props.readOnly ? "reading only" : readOnlyReason(column)}
               error={invalid[column.name]}
               onChange={(draft) => setEdits((old) => ({ ...old, [column.name]: draft }))}
             />
           ))}
         </div>
         <div class="actions">
-          <button type="submit" class="primary" disabled={changed.length === 0 || !href}>
-            Save changes
-          </button>
+          {!props.readOnly && (
+            <button type="submit" class="primary" disabled={changed.length === 0 || !href}>
+              Save changes
+            </button>
+          )}
           <button type="button" onClick={reload} disabled={!href}>
             Reload
           </button>
-          <button type="button" class="danger" onClick={() => setConfirmDelete(true)} disabled={!href}>
-            Delete row
-          </button>
+          {!props.readOnly && (
+            <button type="button" class="danger" onClick={() => setConfirmDelete(true)} disabled={!href}>
+              Delete row
+            </button>
+          )}
           <span class="muted">checksum {meta.checksum}</span>
         </div>
       </form>

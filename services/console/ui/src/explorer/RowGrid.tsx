@@ -42,6 +42,8 @@ export function RowGrid(props: {
   name: string;
   /** undefined: a JavaScript resource (no definition: columns from the rows, read-only). */
   columns: ColumnInfo[] | undefined;
+  /** No selection, import or delete (an account reader's session). */
+  readOnly?: boolean | undefined;
   childNames: string[];
   view: ExplorerView;
   onView: (change: Partial<ExplorerView>, replace?: boolean) => void;
@@ -88,7 +90,7 @@ export function RowGrid(props: {
     [props.columns, rows, children],
   );
   const widthOf = (c: ColumnInfo) => widths[c.name] ?? defaultWidth(c.type);
-  const writable = props.columns !== undefined;
+  const writable = props.columns !== undefined && !props.readOnly;
   const hasChildren = children.size > 0;
   const tableWidth =
     (writable ? SELECT_WIDTH : 0) +
