@@ -1,6 +1,6 @@
 /**
  * A background job every data-service process runs at start-up and then once per interval
- * (intent recovery, the feed outbox sweeper): one run at a time, the next one an interval after
+ * (intent recovery, the feed outbox sweeper, the deleted-storage sweeper): one run at a time, the next one an interval after
  * the last ended, a failed run logged by its error's name only (messages can quote data) and
  * tried again at the next. The timer does not keep the process alive.
  */

@@ -10,6 +10,7 @@
  */
 import type { Logger } from "../../../../shared/logger.ts";
 import type { DeletedStorageDoc, MetaStore } from "./meta-store.ts";
+import { PeriodicRun } from "./periodic-run.ts";
 import type { TenantStore } from "./tenant-store.ts";
 
 /** How often each process sweeps. */
@@ -23,8 +24,9 @@ export class DeletedStorageSweeper {
   readonly #logger: Logger;
   readonly #sweepForMs: number;
   readonly #purge: (entry: DeletedStorageDoc) => Promise<void>;
-  #timer: NodeJS.Timeout | undefined;
+  #periodic: PeriodicRun | undefined;
   #running: Promise<void> | undefined;
+  #next: Promise<void> | undefined;
 
   constructor(options: {
     meta: MetaStore;
@@ -41,22 +43,40 @@ export class DeletedStorageSweeper {
     this.#purge = options.purge ?? (async () => {});
   }
 
+  /** Sweeps now (a process that starts after a crash catches up at once), then every interval. */
   start(intervalMs = SWEEP_INTERVAL_MS): void {
-    this.#timer = setInterval(() => void this.sweep(), intervalMs);
-    this.#timer.unref();
+    this.#periodic = new PeriodicRun(
+      () => this.sweep(),
+      intervalMs,
+      this.#logger,
+      "deleted storage sweep failed",
+    );
+    this.#periodic.start();
   }
 
   async stop(): Promise<void> {
-    if (this.#timer) clearInterval(this.#timer);
+    await this.#periodic?.stop();
     await this.#running;
   }
 
-  /** One pass over every recorded deletion (a pass already under way is joined, not repeated). */
+  /**
+   * One pass over every recorded deletion that begins after this call: a pass under way may have
+   * listed the deletions before the one the caller just recorded, so it is followed by another
+   * (one, however many callers wait for it).
+   */
   sweep(): Promise<void> {
-    this.#running ??= this.#sweepAll().finally(() => {
-      this.#running = undefined;
-    });
-    return this.#running;
+    if (!this.#running) {
+      this.#running = this.#sweepAll().finally(() => {
+        this.#running = undefined;
+      });
+      return this.#running;
+    }
+    const again = () => {
+      this.#next = undefined;
+      return this.sweep();
+    };
+    this.#next ??= this.#running.then(again, again);
+    return this.#next;
   }
 
   async #sweepAll(): Promise<void> {
