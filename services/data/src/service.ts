@@ -23,6 +23,7 @@ import { buildDataApp, type DataDeps } from "./app.ts";
 import { createPasswordHasher } from "./credentials/passwords.ts";
 import { createAdminDirectory } from "./domain/admin/account-admins.ts";
 import { createAuditTrail } from "./domain/admin/audit-trail.ts";
+import { mapSecrets } from "./domain/definition/definition-secrets.ts";
 import { parseDefinitionStructure } from "./domain/definition/project-definition.ts";
 import { checkFilterText } from "./domain/model/filter-check.ts";
 import { compileProject, programKeyPrefix } from "./domain/model/project-model.ts";
@@ -38,6 +39,7 @@ import { createScriptRunner } from "./scripts/script-runner.ts";
 import { AdminStore } from "./store/admin-store.ts";
 import { AuditStore } from "./store/audit-store.ts";
 import { ChangeFeed } from "./store/change-feed.ts";
+import { DefinitionSealing } from "./store/definition-sealing.ts";
 import { FeedOutbox } from "./store/feed-outbox.ts";
 import { OutboxSweeper } from "./store/feed-outbox-sweeper.ts";
 import { undoWrites } from "./store/guarded-writes.ts";
@@ -118,7 +120,17 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
   }
   const connection = await connectMongo(config, logger);
   connection.getClient().on("serverHeartbeatFailed", () => storeErrors.inc({ store: "mongodb" }));
-  const meta = new MetaStore(connection, config.QUERY_TIMEOUT_MS, new StorageNames(config.TENANT_DB_PREFIX));
+  // Secrets the platform reads back (webhook signing secrets, provider configs) are sealed at rest.
+  const secrets = new SecretBox(config.SECRETS_KEY ?? []);
+  if (!secrets.seals)
+    logger.warn("SECRETS_KEY is not set: webhook signing secrets and provider configs are stored unsealed");
+  const sealing = new DefinitionSealing(secrets, logger, mapSecrets);
+  const meta = new MetaStore(
+    connection,
+    config.QUERY_TIMEOUT_MS,
+    new StorageNames(config.TENANT_DB_PREFIX),
+    sealing,
+  );
   const admins = new AdminStore(connection, config.QUERY_TIMEOUT_MS);
   const users = new UserStore(connection, config.QUERY_TIMEOUT_MS);
   const audit = new AuditStore(connection, config.QUERY_TIMEOUT_MS, {
@@ -159,7 +171,8 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
   const keyStore = new KeyStore(redis, config.REDIS_PREFIX, 0, {
     legacyNames: config.REDIS_MODE !== "cluster",
   });
-  const revisions = new RevisionStore(connection, config.QUERY_TIMEOUT_MS);
+  const revisions = new RevisionStore(connection, config.QUERY_TIMEOUT_MS, sealing);
+  if (secrets.seals) void resealDefinitions(meta, revisions, logger);
   const sweeper = new DeletedStorageSweeper({
     meta,
     tenants,
@@ -208,9 +221,6 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
   });
   await projects.start();
   const webhookStore = feed && new WebhookStore(redis, config.REDIS_PREFIX);
-  const secrets = new SecretBox(config.SECRETS_KEY ?? []);
-  if (webhookStore && !secrets.seals)
-    logger.warn("SECRETS_KEY is not set: webhook signing secrets are stored in Redis unsealed");
   const dispatcher =
     webhookStore &&
     config.WEBHOOK_DELIVERY &&
@@ -490,4 +500,26 @@ function replicaAcknowledgement(
   );
   const acks = new ReplicaAcks(connection, replicaAckKey(config.REDIS_PREFIX), config.WRITE_REPLICA_WAIT_MS);
   return writeReplication(acks, logger, () => unacknowledged.inc());
+}
+
+/**
+ * Once at start-up, in the background: seals under the current SECRETS_KEY the provider secrets of
+ * stored definitions (projects and revisions) that are stored as they were or under an older key,
+ * so that an older key can be retired (docs/operations.md §9).
+ */
+async function resealDefinitions(meta: MetaStore, revisions: RevisionStore, logger: Logger): Promise<void> {
+  try {
+    const projects = await meta.resealDefinitions();
+    const revised = await revisions.resealDefinitions();
+    if (projects + revised > 0)
+      logger.info(
+        { projects, revisions: revised },
+        "definitions' secrets sealed under the current SECRETS_KEY",
+      );
+  } catch (err) {
+    logger.warn(
+      { error: err instanceof Error ? err.name : typeof err },
+      "definitions' secrets not sealed again; the next start tries again",
+    );
+  }
 }

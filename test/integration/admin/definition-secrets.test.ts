@@ -5,18 +5,29 @@
  * sent back with the masked values (as the console's editor does) keeps the
  * stored ones. Checked with logins through the sample secret-word provider.
  */
+import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { expect } from "chai";
+import { SecretBox } from "../../../services/data/src/store/secret-box.ts";
 import { demoProject } from "../../fixtures/demo-project.ts";
 import { adminKey, putAdmin } from "../../support/admins.ts";
+import { dataServiceEnv, startDataProcess } from "../../support/data-process.ts";
 import { adminClient, projectClient } from "../../support/http.ts";
 import { type Platform, startPlatform } from "../../support/platform.ts";
+import { until } from "../../support/until.ts";
 
 const code = readFileSync(
   path.resolve(import.meta.dirname, "../../../examples/providers/secret-word/secret-word.js"),
   "utf8",
 );
+
+/** A project or revision record of META_DB, as far as these tests read it. */
+interface StoredDoc {
+  _id: string;
+  uid: string;
+  definitionJson: string;
+}
 
 function secretWordProject(secretWord: unknown) {
   return demoProject({
@@ -37,8 +48,25 @@ describe("secrets in definitions are write-only", () => {
   const login = (word: string) =>
     projectClient(platform.baseUrl, "acme", "p").login({ username: "zoe", password: word });
 
+  // The platform opens secrets sealed under either key and seals under the first.
+  const [keyA, keyB] = [randomBytes(32).toString("base64"), randomBytes(32).toString("base64")];
+  /** The project's record and its revisions' records as MongoDB keeps them. */
+  const storedTexts = async () => {
+    const meta = platform.data.mongo.db(platform.dataConfig.META_DB);
+    const project = await meta.collection<StoredDoc>("projects").findOne({ _id: "acme/p" });
+    const revisions = await meta
+      .collection<StoredDoc>("project_revisions")
+      .find({ account: "acme", project: "p" })
+      .sort({ revision: 1 })
+      .toArray();
+    return { uid: project!.uid, texts: [project!.definitionJson, ...revisions.map((r) => r.definitionJson)] };
+  };
+  /** The id of the key each sealed value of the text names. */
+  const sealedWith = (text: string) => [...text.matchAll(/"tsealed1:([0-9a-f]{16}):/g)].map((m) => m[1]);
+  const idOf = (key: string) => new SecretBox([Buffer.from(key, "base64")]).seal("x").split(":")[1];
+
   before(async () => {
-    platform = await startPlatform();
+    platform = await startPlatform({ SECRETS_KEY: `${keyA},${keyB}` });
     operator = adminClient(platform.baseUrl, platform.adminToken);
     await operator.putAccount("acme");
     await putAdmin(operator, "acme", "rita", "reader", "rita-password-1");
@@ -122,6 +150,48 @@ describe("secrets in definitions are write-only", () => {
       password: "fourth-secret-word",
     });
     expect(login2.body.roles, "the masked roles were kept").to.deep.equal(["Full access"]);
+  });
+
+  it("keeps the secrets sealed at rest in the project's record and in every revision's", async () => {
+    const { texts } = await storedTexts();
+    expect(texts.length).to.be.at.least(4);
+    for (const text of texts) {
+      for (const word of ["first-secret-word", "second-secret-word", "fourth-secret-word", "The word?"])
+        expect(text).to.not.contain(word);
+      expect(sealedWith(text)).to.have.length(3);
+      expect(new Set(sealedWith(text))).to.deep.equal(new Set([idOf(keyA)]));
+    }
+  });
+
+  it("a data service started with a new key in front seals them all again; logins go on", async () => {
+    // A revision recorded before there was a key: its secrets as they are.
+    const { uid, texts } = await storedTexts();
+    const legacy = JSON.parse(texts[1]!);
+    legacy.authentication.config = { secretWord: "legacy-word", prompt: "The word?", roles: ["Full access"] };
+    await platform.data.mongo
+      .db(platform.dataConfig.META_DB)
+      .collection<StoredDoc>("project_revisions")
+      .updateOne({ _id: `${uid}/1` }, { $set: { definitionJson: JSON.stringify(legacy) } });
+    expect((await storedTexts()).texts.some((t) => t.includes("legacy-word"))).to.equal(true);
+    const next = await startDataProcess({
+      ...dataServiceEnv(platform.dataConfig),
+      SECRETS_KEY: `${keyB},${keyA}`,
+    });
+    try {
+      await until("every secret sealed under the new key", async () =>
+        (await storedTexts()).texts.every(
+          (t) => sealedWith(t).length === 3 && sealedWith(t).every((id) => id === idOf(keyB)),
+        ),
+      );
+    } finally {
+      await next.cleanup();
+    }
+    expect((await storedTexts()).texts.some((t) => t.includes("legacy-word"))).to.equal(false);
+    // The platform (both keys) opens what the other process sealed.
+    const revision1 = await operator.send("GET", "/accounts/acme/projects/p/revisions/1");
+    expect(revision1.status).to.equal(200);
+    expect(revision1.body.definition.authentication.config.secretWord).to.equal("********");
+    expect((await login("fourth-secret-word")).status).to.equal(200);
   });
 
   it("refuses a masked value where no value is stored (400), creating nothing", async () => {

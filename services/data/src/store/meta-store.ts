@@ -10,6 +10,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { Connection, Model, SchemaDefinition } from "mongoose";
+import type { DefinitionSealing } from "./definition-sealing.ts";
 import { metaModel } from "./meta-model.ts";
 import { isDuplicateKey } from "./mongo-errors.ts";
 import type { StorageNames, TenantStorage } from "./storage-names.ts";
@@ -78,9 +79,17 @@ export class MetaStore {
   readonly projects: Model<ProjectDoc>;
   readonly deletedStorage: Model<DeletedStorageDoc>;
   readonly #names: StorageNames;
+  readonly #sealing: DefinitionSealing;
 
-  constructor(connection: Connection, queryTimeoutMs: number, names: StorageNames) {
+  /** `sealing`: how definitions are kept at rest (their secret values sealed under SECRETS_KEY). */
+  constructor(
+    connection: Connection,
+    queryTimeoutMs: number,
+    names: StorageNames,
+    sealing: DefinitionSealing,
+  ) {
     this.#names = names;
+    this.#sealing = sealing;
     const model = <T>(name: string, collection: string, fields: SchemaDefinition<T>) =>
       metaModel<T>(connection, queryTimeoutMs, { name, collection }, fields);
     this.accounts = model<AccountDoc>("Account", "accounts", {
@@ -180,7 +189,7 @@ export class MetaStore {
     const database = this.accountDatabase(accountDoc);
     return docs
       .filter((d) => this.#belongs(d, accountDoc))
-      .map((d) => ({ ...toStoredProject(d), storage: { database, collectionPrefix: this.#prefixOf(d) } }))
+      .map((d) => ({ ...this.#toStored(d), storage: { database, collectionPrefix: this.#prefixOf(d) } }))
       .sort((a, b) => a.name.localeCompare(b.name));
   }
 
@@ -213,7 +222,7 @@ export class MetaStore {
 
   async getProject(account: string, project: string): Promise<StoredProject | null> {
     const live = await this.#live(account, project);
-    return live ? toStoredProject(live.project) : null;
+    return live ? this.#toStored(live.project) : null;
   }
 
   /** A project and where its rows live; null when the project or its account does not exist. */
@@ -221,7 +230,7 @@ export class MetaStore {
     const live = await this.#live(account, project);
     if (!live) return null;
     return {
-      ...toStoredProject(live.project),
+      ...this.#toStored(live.project),
       storage: {
         database: this.accountDatabase(live.account),
         collectionPrefix: this.#prefixOf(live.project),
@@ -258,7 +267,7 @@ export class MetaStore {
     expected: { accountUid: string; uid: string; revision: number },
   ): Promise<StoredProject | null> {
     const id = `${account}/${project}`;
-    const definitionJson = JSON.stringify(definition);
+    const definitionJson = this.#sealing.stored(definition);
     const updatedAt = new Date();
     if (expected.revision === 0) {
       const doc: ProjectDoc = {
@@ -274,14 +283,14 @@ export class MetaStore {
       };
       try {
         await this.projects.create(doc);
-        return toStoredProject(doc);
+        return { ...this.#toStored(doc), definition };
       } catch (err) {
         if (!isDuplicateKey(err)) throw err;
       }
       const replaced = await this.projects
         .replaceOne({ _id: id, accountUid: { $exists: true, $ne: expected.accountUid } }, doc)
         .exec();
-      return replaced.modifiedCount === 1 ? toStoredProject(doc) : null;
+      return replaced.modifiedCount === 1 ? { ...this.#toStored(doc), definition } : null;
     }
     const revision = expected.revision + 1;
     const result = await this.projects
@@ -341,15 +350,40 @@ export class MetaStore {
     const live = await this.#live(entry.account, entry.project);
     return live !== null && this.#prefixOf(live.project) === entry.collectionPrefix;
   }
-}
 
-function toStoredProject(doc: ProjectDoc): StoredProject {
-  return {
-    account: doc.account,
-    name: doc.name,
-    uid: doc.uid,
-    revision: doc.revision,
-    definition: JSON.parse(doc.definitionJson),
-    updatedAt: doc.updatedAt,
-  };
+  #toStored(doc: ProjectDoc): StoredProject {
+    return {
+      account: doc.account,
+      name: doc.name,
+      uid: doc.uid,
+      revision: doc.revision,
+      definition: this.#sealing.definition(doc.definitionJson),
+      updatedAt: doc.updatedAt,
+    };
+  }
+
+  /**
+   * Seals again, under the current SECRETS_KEY, the secret values of every project definition
+   * that has one stored otherwise (as it was, or under an older key); how many records changed.
+   * A record changed meanwhile is left to the next run.
+   */
+  async resealDefinitions(): Promise<number> {
+    let changed = 0;
+    const docs = this.projects
+      .find({ definitionJson: /"config"/ }, { _id: 1, revision: 1, definitionJson: 1 })
+      .lean<Pick<ProjectDoc, "_id" | "revision" | "definitionJson">[]>()
+      .cursor();
+    for await (const doc of docs) {
+      const resealed = this.#sealing.resealed(doc.definitionJson);
+      if (resealed === undefined) continue;
+      const result = await this.projects
+        .updateOne(
+          { _id: doc._id, revision: doc.revision, definitionJson: doc.definitionJson },
+          { $set: { definitionJson: resealed } },
+        )
+        .exec();
+      changed += result.modifiedCount;
+    }
+    return changed;
+  }
 }

@@ -9,6 +9,7 @@
 import type { Connection, Model } from "mongoose";
 import type { AuditActor } from "../../../../shared/admin-access/audit.ts";
 import { type ActorFilter, actorCondition } from "./actor-filter.ts";
+import type { DefinitionSealing } from "./definition-sealing.ts";
 import { metaModel } from "./meta-model.ts";
 
 export interface RevisionDoc {
@@ -40,8 +41,11 @@ export interface StoredRevisionWithDefinition extends StoredRevision {
 
 export class RevisionStore {
   readonly revisions: Model<RevisionDoc>;
+  readonly #sealing: DefinitionSealing;
 
-  constructor(connection: Connection, queryTimeoutMs: number) {
+  /** `sealing`: how definitions are kept at rest (their secret values sealed under SECRETS_KEY). */
+  constructor(connection: Connection, queryTimeoutMs: number, sealing: DefinitionSealing) {
+    this.#sealing = sealing;
     this.revisions = metaModel<RevisionDoc>(
       connection,
       queryTimeoutMs,
@@ -69,7 +73,7 @@ export class RevisionStore {
   /** Stores (or replaces) the record of one revision. */
   async save(record: Omit<RevisionDoc, "_id" | "definitionJson"> & { definition: unknown }): Promise<void> {
     const { definition, ...fields } = record;
-    const doc = { ...fields, definitionJson: JSON.stringify(definition) };
+    const doc = { ...fields, definitionJson: this.#sealing.stored(definition) };
     await this.revisions
       .replaceOne({ _id: `${record.projectUid}/${record.revision}` }, doc, { upsert: true })
       .exec();
@@ -126,8 +130,32 @@ export class RevisionStore {
       at: doc.at,
       summary: doc.summary,
       requestId: doc.requestId ?? null,
-      definition: JSON.parse(doc.definitionJson),
+      definition: this.#sealing.definition(doc.definitionJson),
     };
+  }
+
+  /**
+   * Seals again, under the current SECRETS_KEY, the secret values of every revision's definition
+   * that has one stored otherwise; how many records changed (one changed meanwhile is left).
+   */
+  async resealDefinitions(): Promise<number> {
+    let changed = 0;
+    const docs = this.revisions
+      .find({ definitionJson: /"config"/ }, { _id: 1, definitionJson: 1 })
+      .lean<Pick<RevisionDoc, "_id" | "definitionJson">[]>()
+      .cursor();
+    for await (const doc of docs) {
+      const resealed = this.#sealing.resealed(doc.definitionJson);
+      if (resealed === undefined) continue;
+      const result = await this.revisions
+        .updateOne(
+          { _id: doc._id, definitionJson: doc.definitionJson },
+          { $set: { definitionJson: resealed } },
+        )
+        .exec();
+      changed += result.modifiedCount;
+    }
+    return changed;
   }
 
   /** Every record of every incarnation of the project (when it is deleted). */

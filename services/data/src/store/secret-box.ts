@@ -20,6 +20,11 @@ function keyId(key: Buffer): string {
 
 export class SecretBoxError extends Error {}
 
+/** Whether a stored value is a sealed one (else it is kept as it is). */
+export function isSealed(value: unknown): value is string {
+  return typeof value === "string" && value.startsWith(`${PREFIX}:`);
+}
+
 export class SecretBox {
   readonly #keys: Map<string, Buffer>;
   readonly #sealing: { id: string; key: Buffer } | undefined;
@@ -37,6 +42,11 @@ export class SecretBox {
     return this.#sealing !== undefined;
   }
 
+  /** Whether `stored` is sealed under the current key. */
+  sealsCurrent(stored: string): boolean {
+    return this.#sealing !== undefined && stored.startsWith(`${PREFIX}:${this.#sealing.id}:`);
+  }
+
   seal(plain: string): string {
     if (!this.#sealing) return plain;
     const iv = randomBytes(IV_BYTES);
@@ -50,13 +60,13 @@ export class SecretBox {
    * key); undefined when it is, or when there is no key. SecretBoxError when it does not open.
    */
   reseal(stored: string): string | undefined {
-    if (!this.#sealing || stored.startsWith(`${PREFIX}:${this.#sealing.id}:`)) return undefined;
+    if (!this.#sealing || this.sealsCurrent(stored)) return undefined;
     return this.seal(this.open(stored));
   }
 
   /** The plain value; SecretBoxError when it was sealed under a key not configured, or altered. */
   open(stored: string): string {
-    if (!stored.startsWith(`${PREFIX}:`)) return stored;
+    if (!isSealed(stored)) return stored;
     const [, id = "", data = ""] = stored.split(":");
     const key = this.#keys.get(id);
     if (!key)

@@ -59,11 +59,16 @@ function setAt(definition: unknown, path: readonly string[], value: unknown): vo
   parent[path[path.length - 1]!] = value;
 }
 
+/** A copy of the definition with each secret value replaced by `change(value)`. */
+export function mapSecrets<T>(definition: T, change: (value: unknown) => unknown): T {
+  const copy = structuredClone(definition);
+  for (const path of secretPaths(copy)) setAt(copy, path, change(valueAt(copy, path)));
+  return copy;
+}
+
 /** A copy of the definition with every secret value replaced by SECRET_MASK: what is answered. */
 export function maskSecrets<T>(definition: T): T {
-  const masked = structuredClone(definition);
-  for (const path of secretPaths(masked)) setAt(masked, path, SECRET_MASK);
-  return masked;
+  return mapSecrets(definition, () => SECRET_MASK);
 }
 
 /**
