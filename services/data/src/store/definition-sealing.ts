@@ -7,8 +7,15 @@
  * the provider then fails its logins, nothing else of the project does, and a warning says why.
  * Without a key, definitions are stored as they are.
  */
+import type { Model } from "mongoose";
 import type { Logger } from "../../../../shared/logger.ts";
 import { isSealed, type SecretBox, SecretBoxError } from "./secret-box.ts";
+
+/** What re-sealing needs of a stored record: its id and the JSON of its definition. */
+export interface DefinitionRecord {
+  _id: string;
+  definitionJson: string;
+}
 
 /** A copy of a definition with each secret field's value replaced by `change(value)` (the domain's). */
 export type SecretFieldsMap = <T>(definition: T, change: (value: unknown) => unknown) => T;
@@ -77,5 +84,32 @@ export class DefinitionSealing {
       }
     });
     return changed ? JSON.stringify(next) : undefined;
+  }
+
+  /**
+   * Seals again, under the current key, the definitions of `records` (a collection of project or
+   * revision records) that have a secret value stored otherwise; how many records changed. A
+   * record whose JSON changed meanwhile is left as it is (compare-and-set on the JSON).
+   */
+  async resealRecords<T extends DefinitionRecord>(records: Model<T>): Promise<number> {
+    // Through the model, so that its queries keep their time limit (meta-model.ts).
+    const model = records as unknown as Model<DefinitionRecord>;
+    let changed = 0;
+    const docs = model
+      .find({ definitionJson: /"config"/ }, { _id: 1, definitionJson: 1 })
+      .lean<DefinitionRecord[]>()
+      .cursor();
+    for await (const doc of docs) {
+      const resealed = this.resealed(doc.definitionJson);
+      if (resealed === undefined) continue;
+      const result = await model
+        .updateOne(
+          { _id: doc._id, definitionJson: doc.definitionJson },
+          { $set: { definitionJson: resealed } },
+        )
+        .exec();
+      changed += result.modifiedCount;
+    }
+    return changed;
   }
 }

@@ -367,23 +367,7 @@ export class MetaStore {
    * that has one stored otherwise (as it was, or under an older key); how many records changed.
    * A record changed meanwhile is left to the next run.
    */
-  async resealDefinitions(): Promise<number> {
-    let changed = 0;
-    const docs = this.projects
-      .find({ definitionJson: /"config"/ }, { _id: 1, revision: 1, definitionJson: 1 })
-      .lean<Pick<ProjectDoc, "_id" | "revision" | "definitionJson">[]>()
-      .cursor();
-    for await (const doc of docs) {
-      const resealed = this.#sealing.resealed(doc.definitionJson);
-      if (resealed === undefined) continue;
-      const result = await this.projects
-        .updateOne(
-          { _id: doc._id, revision: doc.revision, definitionJson: doc.definitionJson },
-          { $set: { definitionJson: resealed } },
-        )
-        .exec();
-      changed += result.modifiedCount;
-    }
-    return changed;
+  resealDefinitions(): Promise<number> {
+    return this.#sealing.resealRecords(this.projects);
   }
 }

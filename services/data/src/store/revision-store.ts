@@ -138,24 +138,8 @@ export class RevisionStore {
    * Seals again, under the current SECRETS_KEY, the secret values of every revision's definition
    * that has one stored otherwise; how many records changed (one changed meanwhile is left).
    */
-  async resealDefinitions(): Promise<number> {
-    let changed = 0;
-    const docs = this.revisions
-      .find({ definitionJson: /"config"/ }, { _id: 1, definitionJson: 1 })
-      .lean<Pick<RevisionDoc, "_id" | "definitionJson">[]>()
-      .cursor();
-    for await (const doc of docs) {
-      const resealed = this.#sealing.resealed(doc.definitionJson);
-      if (resealed === undefined) continue;
-      const result = await this.revisions
-        .updateOne(
-          { _id: doc._id, definitionJson: doc.definitionJson },
-          { $set: { definitionJson: resealed } },
-        )
-        .exec();
-      changed += result.modifiedCount;
-    }
-    return changed;
+  resealDefinitions(): Promise<number> {
+    return this.#sealing.resealRecords(this.revisions);
   }
 
   /** Every record of every incarnation of the project (when it is deleted). */
