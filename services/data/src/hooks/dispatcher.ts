@@ -35,7 +35,7 @@ import { type Backoff, retryDelayMs } from "./backoff.ts";
 import { type AttemptResult, postWebhook } from "./egress.ts";
 import { type Delivery, renderDelivery } from "./payload.ts";
 import { webhookHeaders } from "./signature.ts";
-import { compileEventTest, type EventTest } from "./subscription-rules.ts";
+import { currentEventTest, type EventTest } from "./subscription-rules.ts";
 
 export interface DispatchTiming {
   concurrency: number;
@@ -184,11 +184,9 @@ class SubscriptionWorker {
     const { tables, verbs, filter } = this.subscription;
     const madeOf = JSON.stringify([model.revision, tables, verbs, filter]);
     if (this.#test?.madeOf !== madeOf) {
-      // A table the definition dropped since takes no more events.
-      const known = tables.filter((t) => model.tables.has(t));
       let test: EventTest | null = null;
       try {
-        test = compileEventTest(model, { tables: known, verbs, filter });
+        test = currentEventTest(model, { tables, verbs, filter });
       } catch (err) {
         this.#deps.logger.warn(
           {

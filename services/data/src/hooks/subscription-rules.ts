@@ -102,6 +102,18 @@ export function compileEventTest(
 }
 
 /**
+ * The subscription's test under the project's definition as it is now, changed since the
+ * subscription was made: tables the definition dropped take no events; 400/4002 (an ApiError)
+ * when its filter is no longer valid on the tables left.
+ */
+export function currentEventTest(
+  project: ProjectModel,
+  spec: { tables: string[]; verbs: readonly FeedVerb[]; filter: string | null },
+): EventTest {
+  return compileEventTest(project, { ...spec, tables: spec.tables.filter((t) => project.tables.has(t)) });
+}
+
+/**
  * What keeps the subscription from delivering as made under the project's current definition
  * (changed since): tables it names that are gone (their changes are not sent), a filter no longer
  * valid (its events wait); null when nothing does.
@@ -115,7 +127,7 @@ export function subscriptionProblem(
   if (gone.length > 0)
     problems.push(`table(s) ${gone.join(", ")} no longer in the project: their changes are not sent`);
   try {
-    compileEventTest(project, { ...spec, tables: spec.tables.filter((t) => project.tables.has(t)) });
+    currentEventTest(project, spec);
   } catch (err) {
     if (!(err instanceof ApiError)) throw err;
     problems.push(
