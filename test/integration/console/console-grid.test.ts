@@ -256,6 +256,10 @@ describe("console in Chromium: the data explorer's grid", function () {
         const header = page.locator("table.virtual thead th", { hasText: "credit_limit" });
         await header.getByRole("button", { name: "credit_limit" }).click();
         await page.waitForFunction(() => location.hash.includes("order=credit_limit+asc"));
+        // The address changes before the header is drawn again: wait for the header to say it.
+        await page
+          .locator('table.virtual thead th[aria-sort="ascending"]', { hasText: "credit_limit" })
+          .waitFor();
         expect(await header.getAttribute("aria-sort")).to.equal("ascending");
         await page.getByRole("cell", { name: "Many", exact: true }).waitFor();
         const names = () =>
