@@ -21,6 +21,7 @@ function setup(users: Record<string, StoredUser>) {
       return false;
     },
     policyProblem: (p) => (p.length < 8 ? "too short" : null),
+    needsRehash: (h) => h.startsWith("legacy:"),
   };
   const store = {
     get: async (_p: ProjectIncarnation, u: string) => users[u] ?? null,

@@ -97,23 +97,34 @@ function invalidDefinition(problems: Problem[]) {
   );
 }
 
+/** Parses and checks a definition as a PUT does: the definition, or every problem it has. */
+export function examineDefinition(
+  input: unknown,
+  where: { account: string; project: string },
+  checks: DefinitionChecks,
+): { ok: true; definition: ProjectDefinition } | { ok: false; problems: Problem[] } {
+  const parsed = parseProjectDefinition(input);
+  if (!parsed.ok) return parsed;
+  const badNames = definitionNameProblems(parsed.definition);
+  if (badNames.length > 0) return { ok: false, problems: badNames };
+  const compiled = compileProject(
+    { ...UNSERVED_IDENTITY, account: where.account, name: where.project },
+    parsed.definition,
+    checks.checkFilter,
+  );
+  if (!compiled.ok) return { ok: false, problems: compiled.problems };
+  return { ok: true, definition: parsed.definition };
+}
+
 /** Parses and checks a definition as a PUT does: 400/4001 listing every problem. */
 export function checkDefinition(
   input: unknown,
   where: { account: string; project: string },
   checks: DefinitionChecks,
 ): ProjectDefinition {
-  const parsed = parseProjectDefinition(input);
-  if (!parsed.ok) throw invalidDefinition(parsed.problems);
-  const badNames = definitionNameProblems(parsed.definition);
-  if (badNames.length > 0) throw invalidDefinition(badNames);
-  const compiled = compileProject(
-    { ...UNSERVED_IDENTITY, account: where.account, name: where.project },
-    parsed.definition,
-    checks.checkFilter,
-  );
-  if (!compiled.ok) throw invalidDefinition(compiled.problems);
-  return parsed.definition;
+  const examined = examineDefinition(input, where, checks);
+  if (!examined.ok) throw invalidDefinition(examined.problems);
+  return examined.definition;
 }
 
 /** 412/4121 unless the project as it is now (undefined: absent) is one the precondition accepts. */
