@@ -75,6 +75,8 @@ export interface ProjectChange {
   precondition?: Precondition;
   /** Only if the project is still this incarnation (a rollback to one of its revisions). */
   uid?: string;
+  /** Only if the project does not exist yet (an import makes a new project): 409 otherwise. */
+  mustCreate?: boolean;
   by: AuditActor;
   requestId: string;
   /** The summary recorded, from the diff's summary line (default: that line). */
@@ -180,6 +182,9 @@ export async function applyProjectChange(
     const current = await deps.meta.getProject(account, project);
     if (change.uid !== undefined && current?.uid !== change.uid) {
       throw errors.conflict("The project was deleted or created again meanwhile; nothing was changed");
+    }
+    if (change.mustCreate && current) {
+      throw errors.conflict(`Project '${project}' exists already; an import makes a new project`);
     }
     checkPrecondition(change.precondition, current ?? undefined);
     const definition = withStoredSecrets(change.definition, current);

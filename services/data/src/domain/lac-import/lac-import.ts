@@ -12,6 +12,7 @@
  */
 import { errors } from "../../../../../shared/errors.ts";
 import type { Problem, ProjectDefinition, RoleDefinition } from "../definition/project-definition.ts";
+import { type DataInput, readDataRows, type TableRows } from "./data-rows.ts";
 import { exportPath, ImportReport, type Unmapped } from "./import-report.ts";
 import { LAC_LOG_CODE, LAC_LOG_LIBRARY } from "./lac-code.ts";
 import { KNOWN_EXPORT_VERSIONS, type LacProject, lacProjectSchema, READ_SECTIONS } from "./lac-export.ts";
@@ -31,6 +32,8 @@ export interface LacImportInput {
   dialect: SqlDialect;
   keepKeyValues: boolean;
   now: number;
+  /** Rows of the old database to load (optional). */
+  data?: DataInput;
 }
 
 export interface LacImport {
@@ -38,6 +41,8 @@ export interface LacImport {
   users: ImportedUser[];
   keys: ImportedKey[];
   unmapped: Unmapped[];
+  /** The rows to load, tables parents first (none without `data`). */
+  rows: TableRows;
   /** The export's project name and URL name, for the record. */
   project: { name: string | null; urlName: string | null };
 }
@@ -96,6 +101,8 @@ export function translateLacProject(input: LacImportInput, check: DefinitionChec
   const sources = new Map<unknown, string>();
   for (const [i, rule] of rules.rules.entries()) sources.set(rule, rules.sources[i] as string);
   setAsideRefused(definition, check, sources, report);
+  for (const name of [...schema.tables.keys()]) if (!definition.tables[name]) schema.tables.delete(name);
+  const rows = input.data ? readDataRows(input.data, schema, input.dialect, report) : [];
   const users = mapUsers(project, definition.roles, report);
   const keys = mapKeys(
     project,
@@ -108,6 +115,7 @@ export function translateLacProject(input: LacImportInput, check: DefinitionChec
     users,
     keys,
     unmapped: report.unmapped,
+    rows,
     project: { name: project.name ?? null, urlName: project.url_name ?? null },
   };
 }
