@@ -14,7 +14,7 @@ import type { ColumnType } from "../definition/project-definition.ts";
 import type { ImportReport } from "./import-report.ts";
 import type { MappedSchema, MappedTable } from "./schema-mapping.ts";
 import { columnOf, isNode, literalOf, parseSql, type SqlDialect, tableOf } from "./sql-ast.ts";
-import { splitStatements } from "./sql-statements.ts";
+import { splitStatements, statementWords } from "./sql-statements.ts";
 
 export interface DataInput {
   /** Table name (as the database or the export names it) → CSV text with a header row. */
@@ -100,7 +100,7 @@ function readInserts(
 ): void {
   for (const statement of splitStatements(sql)) {
     const where = `data.sql:${statement.line}`;
-    if (!/^\s*insert\b/i.test(statement.text)) {
+    if (!/^insert\b/i.test(statementWords(statement.text))) {
       report.add(where, "only INSERT statements are read from the data; this one is passed over");
       continue;
     }

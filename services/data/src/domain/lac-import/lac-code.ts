@@ -35,11 +35,7 @@ const LAC_GLOBALS = [
   "JavaAdapter",
   "importPackage",
   "importClass",
-  "out",
-  "print",
-  "load",
   "MongoClient",
-  "timer",
   "listenerUtil",
 ];
 
@@ -113,6 +109,7 @@ function usesBeanInsert(tree: Node): boolean {
 function usesOf(tree: Node): Uses {
   const identifiers = new Set<string>();
   const members = new Set<string>();
+  const declared = declaredNames(tree);
   visit(tree, (node, parent, key) => {
     const n = node as Node & {
       name?: string;
@@ -125,7 +122,7 @@ function usesOf(tree: Node): Uses {
       const propertyName =
         (p?.type === "MemberExpression" && key === "property" && !p.computed) ||
         (p?.type === "Property" && key === "key" && !p.computed && !p.shorthand);
-      if (!propertyName && n.name) identifiers.add(n.name);
+      if (!propertyName && n.name && !declared.has(n.name)) identifiers.add(n.name);
     } else if (
       n.type === "MemberExpression" &&
       !n.computed &&
@@ -136,6 +133,32 @@ function usesOf(tree: Node): Uses {
     }
   });
   return { identifiers, members };
+}
+
+/** Names the code declares itself (variables, functions, parameters, caught errors): they are not the platform's. */
+function declaredNames(tree: Node): Set<string> {
+  const names = new Set<string>();
+  const addPattern = (pattern: unknown) => {
+    visit(pattern, (node, parent, key) => {
+      const p = parent as (Node & { computed?: boolean }) | undefined;
+      if (node.type === "Identifier" && !(p?.type === "Property" && key === "key" && !p.computed)) {
+        names.add((node as Node & { name: string }).name);
+      }
+    });
+  };
+  visit(tree, (node) => {
+    const n = node as Node & { id?: unknown; params?: unknown[]; param?: unknown };
+    if (
+      n.type === "VariableDeclarator" ||
+      n.type === "FunctionDeclaration" ||
+      n.type === "FunctionExpression" ||
+      n.type === "ClassDeclaration"
+    )
+      addPattern(n.id);
+    if (n.params) addPattern(n.params);
+    if (n.type === "CatchClause") addPattern(n.param);
+  });
+  return names;
 }
 
 function visit(

@@ -18,7 +18,7 @@ import {
   type SqlNode,
   tableOf,
 } from "./sql-ast.ts";
-import { splitStatements } from "./sql-statements.ts";
+import { splitStatements, statementWords } from "./sql-statements.ts";
 
 export interface SqlColumn {
   name: string;
@@ -65,7 +65,7 @@ export function readSchema(ddl: string, dialect: SqlDialect, report: ImportRepor
   const later: { node: SqlNode; source: string }[] = [];
   for (const statement of splitStatements(ddl)) {
     const source = `ddl:${statement.line}`;
-    const words = statement.text.replace(/^(\s*(--[^\n]*(\n|$)|\/\*[\s\S]*?\*\/))*\s*/, "");
+    const words = statementWords(statement.text);
     const kind = /^(create\s+(?:unique\s+)?(?:table|index)|alter\s+table)\b/i.exec(words)?.[1];
     if (!kind) continue;
     const parsed = parseSql(statement.text, dialect);

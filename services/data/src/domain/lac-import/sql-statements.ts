@@ -88,3 +88,8 @@ function countLines(text: string): number {
   for (const c of text) if (c === "\n") n++;
   return n;
 }
+
+/** A statement's text from its first word on (comments in front of it left out). */
+export function statementWords(text: string): string {
+  return text.replace(/^(\s*(--[^\n]*(\n|$)|\/\*[\s\S]*?\*\/))*\s*/, "");
+}
