@@ -13,7 +13,8 @@ function mapped(ddl: string, dialect: "mysql" | "postgresql" = "mysql") {
 
 describe("LAC import: the database schema", () => {
   it("cuts a script into statements, past quotes, comments and GO lines, with each one's line", () => {
-    const script = "-- a; comment\nCREATE TABLE a (x VARCHAR(3) DEFAULT ';');\n/* b; */ CREATE TABLE `b;c` (y INT);\nSELECT 1\nGO\nSELECT 2";
+    const script =
+      "-- a; comment\nCREATE TABLE a (x VARCHAR(3) DEFAULT ';');\n/* b; */ CREATE TABLE `b;c` (y INT);\nSELECT 1\nGO\nSELECT 2";
     expect(splitStatements(script).map((s) => [s.line, s.text.split("\n").pop()])).to.deep.equal([
       [1, "CREATE TABLE a (x VARCHAR(3) DEFAULT ';')"],
       [3, "/* b; */ CREATE TABLE `b;c` (y INT)"],
@@ -55,8 +56,12 @@ describe("LAC import: the database schema", () => {
       CREATE TABLE \`Order Lines\` (id INT PRIMARY KEY, c_id INT);
       ALTER TABLE \`Order Lines\` ADD CONSTRAINT FK_lines_c FOREIGN KEY (c_id) REFERENCES c (id);
       CREATE UNIQUE INDEX ux ON d (c_id);`);
-    expect(table("c")?.parents).to.deep.equal({ FK_c_p: { table: "p", columns: { pa: "a", pb: "b" }, children: "cList" } });
-    expect(table("d")?.parents).to.deep.equal({ c: { table: "c", columns: { c_id: "id" }, children: "dList" } });
+    expect(table("c")?.parents).to.deep.equal({
+      FK_c_p: { table: "p", columns: { pa: "a", pb: "b" }, children: "cList" },
+    });
+    expect(table("d")?.parents).to.deep.equal({
+      c: { table: "c", columns: { c_id: "id" }, children: "dList" },
+    });
     expect(table("d")?.indexes).to.deep.equal([{ columns: ["c_id"], unique: true }]);
     expect(table("Order_Lines")?.parents).to.deep.equal({
       FK_lines_c: { table: "c", columns: { c_id: "id" }, children: "Order_LinesList" },
@@ -76,21 +81,35 @@ describe("LAC import: the database schema", () => {
     );
     expect(schema.tables.has("nokey")).to.equal(false);
     const reasons = unmapped.map((u) => `${u.path} ${u.reason}`);
-    expect(reasons).to.satisfy((r: string[]) => r.some((x) => x.startsWith("ddl:1 table 'nokey' has no primary key")));
-    expect(reasons.some((x) => x.startsWith("ddl:2 't.big'") && x.includes("15 significant digits"))).to.equal(true);
+    expect(reasons).to.satisfy((r: string[]) =>
+      r.some((x) => x.startsWith("ddl:1 table 'nokey' has no primary key")),
+    );
+    expect(
+      reasons.some((x) => x.startsWith("ddl:2 't.big'") && x.includes("15 significant digits")),
+    ).to.equal(true);
     expect(reasons.some((x) => x.startsWith("ddl:2 't.pic'") && x.includes("no binary type"))).to.equal(true);
     expect(reasons.some((x) => x.includes("CURRENT_TIMESTAMP") && x.includes("constants"))).to.equal(true);
-    expect(reasons.some((x) => x.includes("'fk_gone'") && x.includes("'gone' is not in the schema"))).to.equal(true);
+    expect(
+      reasons.some((x) => x.includes("'fk_gone'") && x.includes("'gone' is not in the schema")),
+    ).to.equal(true);
     expect(reasons.some((x) => x.includes("'fk_t'") && x.includes("ON DELETE CASCADE"))).to.equal(true);
     expect(reasons.some((x) => x.includes("'fk_w'") && x.includes("not to the primary key"))).to.equal(true);
-    expect(reasons.some((x) => x.startsWith("ddl:6 the mysql parser cannot read this statement"))).to.equal(true);
+    expect(reasons.some((x) => x.startsWith("ddl:6 the mysql parser cannot read this statement"))).to.equal(
+      true,
+    );
   });
 
   it("reads PostgreSQL's quoted names and SERIAL keys", () => {
-    const { table } = mapped(`CREATE TABLE "A B" ("Id" serial PRIMARY KEY, "x-y" varchar(5) NOT NULL DEFAULT 'q')`, "postgresql");
+    const { table } = mapped(
+      `CREATE TABLE "A B" ("Id" serial PRIMARY KEY, "x-y" varchar(5) NOT NULL DEFAULT 'q')`,
+      "postgresql",
+    );
     expect(table("A_B")).to.deep.equal({
       key: ["Id"],
-      columns: { Id: { type: "integer", generated: true }, x_y: { type: "string", maxLength: 5, default: "q" } },
+      columns: {
+        Id: { type: "integer", generated: true },
+        x_y: { type: "string", maxLength: 5, default: "q" },
+      },
     });
   });
 });

@@ -94,6 +94,13 @@ export function translateLacProject(input: LacImportInput, check: DefinitionChec
   };
   if (project.comments) definition.description = project.comments.slice(0, 2000);
   if (rules.usesLog || versions.usesLog) definition.libraries[LAC_LOG_LIBRARY] = { code: LAC_LOG_CODE };
+  if (Object.keys(definition.apiVersions).length === 0) {
+    definition.apiVersions.v1 = { resources: {} };
+    report.add(
+      exportPath("ApiVersions"),
+      "the export has no API version; the import makes 'v1' (every table is a resource in it)",
+    );
+  }
   for (const version of Object.values(definition.apiVersions)) {
     if (versions.usesLog) version.libraries = [LAC_LOG_LIBRARY];
     if (options.defaultResponseFormat) version.defaultResponseFormat = options.defaultResponseFormat;
@@ -200,13 +207,21 @@ function setAsideRefused(
     const doomedRules = new Set<unknown>();
     for (const problem of problems) {
       const removed = setAside(definition, pathKeys(problem.path), doomedRules);
-      if (!removed) throw errors.internal();
+      if (!removed) throw unplaceable(problems);
       const source = removed.object === undefined ? undefined : sources.get(removed.object);
       report.add(source ?? `definition:${removed.path}`, `${removed.what} is left out: ${problem.message}`);
     }
     definition.rules = definition.rules.filter((r) => !doomedRules.has(r));
   }
-  throw errors.internal();
+  throw unplaceable(check(definition));
+}
+
+/** Problems no part can be set aside for: the import cannot make a definition of this input. */
+function unplaceable(problems: Problem[]) {
+  return errors.malformed(
+    `The import cannot make a definition Tessera accepts: ${problems.map((p) => `${p.path}: ${p.message}`).join("; ")}`,
+    { problems },
+  );
 }
 
 interface SetAside {

@@ -20,7 +20,9 @@ class Untranslatable extends Error {}
 /** An SQL WHERE fragment as a Tessera filter over the names `name` gives (columns or a resource's attributes). */
 export function sqlFilter(predicate: string, name: ColumnLookup): Translation {
   // A bare global (outside quotes) is made a quoted one, the form the parser reads.
-  const withGlobals = predicate.replace(/'(?:[^']|'')*'|@\{[^}'\s]+\}/g, (m) => (m.startsWith("@") ? `'${m}'` : m));
+  const withGlobals = predicate.replace(/'(?:[^']|'')*'|@\{[^}'\s]+\}/g, (m) =>
+    m.startsWith("@") ? `'${m}'` : m,
+  );
   const parsed = parseSql(`SELECT * FROM t WHERE ${withGlobals}`, "postgresql");
   const select = parsed.ok ? parsed.nodes[0] : undefined;
   if (!parsed.ok || !select || parsed.nodes.length !== 1 || !isNode(select.where)) {
