@@ -6,8 +6,10 @@
  * unchanged) logging in with the users' LAC passwords, and plain HTTP with the
  * exported API keys. The rules behave as they did in LAC.
  */
+import { execFile } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
+import { promisify } from "node:util";
 import { expect } from "chai";
 import { adminClient, call } from "../../support/http.ts";
 import { type Platform, startPlatform } from "../../support/platform.ts";
@@ -314,6 +316,43 @@ describe("compat: a Live API Creator project imported (lac-import), driven by LA
       expect((customer!.Checking as Row[]).map((c) => c.AcctNum)).to.deep.equal([100]);
       const guest = await sdk.connect(url(), "guest", "Password1");
       expect(guest.apiKey).to.equal(null);
+    });
+  });
+
+  describe("make lac-import (the command)", () => {
+    const cli = (...args: string[]) =>
+      promisify(execFile)(process.execPath, [
+        path.resolve(import.meta.dirname, "../../../services/dev-stack/src/lac-import.ts"),
+        "--export",
+        path.join(FIXTURES, "northwind/export.json"),
+        "--ddl",
+        path.join(FIXTURES, "northwind/schema.sql"),
+        "--data-dir",
+        path.join(FIXTURES, "northwind/data"),
+        "--account",
+        "acme",
+        "--project",
+        "cli-northwind",
+        "--base",
+        platform.baseUrl,
+        "--token",
+        platform.adminToken,
+        ...args,
+      ]);
+
+    it("prints the dry run with its confirm code, then imports with it (new key values: Northwind's are taken)", async () => {
+      const taken = await cli().catch((err: { stderr: string }) => err.stderr);
+      expect(taken).to.contain("is in use by another key");
+      const dry = await cli("--new-key-values");
+      expect(dry.stdout).to.contain("Did not map (");
+      expect(dry.stdout).to.contain("$.ApiKeys[2].apikey");
+      const code = /CONFIRM=([0-9a-f]+)/.exec(dry.stdout)?.[1];
+      expect(code).to.be.a("string");
+      expect((await admin.send("GET", "/accounts/acme/projects/cli-northwind")).status).to.equal(404);
+      const applied = await cli("--new-key-values", "--confirm", code as string);
+      expect(applied.stdout).to.contain("Imported 'cli-northwind' (revision 1)");
+      expect(applied.stdout).to.contain("refused data.Orders[4]");
+      expect((await admin.send("GET", "/accounts/acme/projects/cli-northwind")).status).to.equal(200);
     });
   });
 });
