@@ -4,6 +4,7 @@
  * of the schema, `data.<table>[<row>]` for a row) and why. The dry run answers
  * the list; the importer keeps everything else.
  */
+import { jsonPath } from "../definition/problems.ts";
 
 export interface Unmapped {
   /** Where in the input: `$.Rules[3]`, `ddl:12`, `data.Customers[4]`. */
@@ -21,13 +22,5 @@ export class ImportReport {
 
 /** A JSON path into the export, `$` and the keys: `exportPath("Rules", 3, "rule_text2")` → `$.Rules[3].rule_text2`. */
 export function exportPath(...parts: (string | number)[]): string {
-  return parts.reduce<string>(
-    (acc, part) =>
-      typeof part === "number"
-        ? `${acc}[${part}]`
-        : /^[A-Za-z_][A-Za-z0-9_]*$/.test(part)
-          ? `${acc}.${part}`
-          : `${acc}[${JSON.stringify(part)}]`,
-    "$",
-  );
+  return jsonPath(parts);
 }
