@@ -28,7 +28,7 @@ ifeq ($(MONGO_URL),)
   MONGO_TARGET := $(FERRETDB)
 endif
 
-.PHONY: help tools runtime-tools deploy-tools run test test-ha check typecheck lint format unit integration contract deploy-check bench images redis redis-ha-tools chromium console clean
+.PHONY: help tools runtime-tools deploy-tools run lac-import test test-ha check typecheck lint format unit integration contract deploy-check bench images redis redis-ha-tools chromium console clean
 
 help: ## List the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -111,6 +111,12 @@ tools: runtime-tools deploy-tools ## Install everything the project needs under 
 
 run: runtime-tools ## Start the whole platform on http://127.0.0.1:$(PORT) (Ctrl-C stops it)
 	@node services/dev-stack/src/stack.ts
+
+# EXPORT= DDL= ACCOUNT= PROJECT= [DIALECT= ROWS_DIR= ROWS_SQL= NEW_KEY_VALUES=1 CONFIRM= BASE= TOKEN=]
+lac-import: node_modules/.installed ## Import a Live API Creator project into a running Tessera: dry run, then CONFIRM= (docs/migrating-from-lac.md)
+	@node services/dev-stack/src/lac-import.ts --export "$(EXPORT)" --ddl "$(DDL)" --account "$(ACCOUNT)" --project "$(PROJECT)" \
+	  --dialect "$(or $(DIALECT),mysql)" $(if $(ROWS_DIR),--data-dir "$(ROWS_DIR)") $(if $(ROWS_SQL),--data-sql "$(ROWS_SQL)") \
+	  $(if $(NEW_KEY_VALUES),--new-key-values) $(if $(CONFIRM),--confirm "$(CONFIRM)") $(if $(BASE),--base "$(BASE)") $(if $(TOKEN),--token "$(TOKEN)")
 
 typecheck: node_modules/.installed ## tsc --noEmit (services, tests, and the console's browser code)
 	@tsc --noEmit

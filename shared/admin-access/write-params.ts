@@ -1,6 +1,6 @@
 /**
- * The query parameters admin writes take: only a project's PUT takes one
- * (`dryRun`). Any other parameter on a write — a misspelt `dryrun` included —
+ * The query parameters admin writes take: only a project's PUT and a
+ * project's import from Live API Creator take one (`dryRun`). Any other parameter on a write — a misspelt `dryrun` included —
  * is refused with 400/4001 before the handler runs, so a request that meant
  * something else changes nothing. Reads keep their own parameters (paging).
  */
@@ -8,6 +8,11 @@ import { errors } from "../errors.ts";
 
 const WRITE_PARAMS: { method: string; path: RegExp; params: readonly string[] }[] = [
   { method: "PUT", path: /^\/admin\/v1\/accounts\/[^/]+\/projects\/[^/]+\/?$/i, params: ["dryRun"] },
+  {
+    method: "POST",
+    path: /^\/admin\/v1\/accounts\/[^/]+\/projects\/[^/]+\/import\/lac\/?$/i,
+    params: ["dryRun"],
+  },
 ];
 const READ_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 

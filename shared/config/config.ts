@@ -211,6 +211,14 @@ export const dataConfigSchema = z.object({
    * Unset: kept as they are (a warning at start-up).
    */
   SECRETS_KEY: secretsKeys.optional(),
+  /**
+   * Whether an import of a Live API Creator project may keep the export's API key values (its clients
+   * hold them; docs/migrating-from-lac.md). false: every imported key gets a new value.
+   */
+  LAC_IMPORT_KEEP_KEY_VALUES: z
+    .enum(["true", "false"])
+    .default("true")
+    .transform((v) => v === "true"),
   /** The change feed (docs/realtime.md): every committed write appends its row changes to the project's stream. */
   FEED_ENABLED: z
     .enum(["true", "false"])

@@ -295,6 +295,7 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
     publicBaseUrl: config.PUBLIC_BASE_URL,
     trustedProxies: config.TRUSTED_PROXIES,
     maxBodyBytes: config.MAX_BODY_BYTES,
+    keepImportedKeyValues: config.LAC_IMPORT_KEEP_KEY_VALUES,
     now: Date.now,
   };
   void createMetaIndexes(connection, logger);

@@ -14,13 +14,14 @@ function setup(users: Record<string, StoredUser>) {
     hash: async (p) => `hash:${p}`,
     verify: async (h, p) => {
       calls.push("verify");
-      return h === `hash:${p}`;
+      return h === `hash:${p}` || h === `legacy:${p}`;
     },
     verifyAgainstDummy: async () => {
       calls.push("dummy");
       return false;
     },
     policyProblem: (p) => (p.length < 8 ? "too short" : null),
+    needsRehash: (h) => h.startsWith("legacy:"),
   };
   const store = {
     get: async (_p: ProjectIncarnation, u: string) => users[u] ?? null,
@@ -101,6 +102,22 @@ describe("built-in provider", () => {
     });
     expect(ok).to.deep.include({ changePasswordResult: "success" });
     expect(users.alice.passwordHash).to.equal("hash:secret-22");
+  });
+  it("replaces an imported (legacy) hash that verified with a new one, once; a wrong password changes nothing", async () => {
+    const users = { alice: { ...alice(), passwordHash: "legacy:secret-1" } };
+    const { provider } = setup(users);
+    const wrong = await provider.authenticate({
+      payload: { username: "alice", password: "nope" },
+      enablePasswordChange: false,
+    });
+    expect(wrong.ok).to.equal(false);
+    expect(users.alice.passwordHash).to.equal("legacy:secret-1");
+    const first = await provider.authenticate({
+      payload: { username: "alice", password: "secret-1" },
+      enablePasswordChange: false,
+    });
+    expect(first.ok).to.equal(true);
+    expect(users.alice.passwordHash).to.equal("hash:secret-1");
   });
   it("rejects non-string credentials without touching the store", async () => {
     const { provider, calls } = setup({ alice: alice() });

@@ -19,9 +19,9 @@ import { checkIfMatch, etag, parseIfMatch, stateTag } from "../../../../shared/h
 import { readJsonBody } from "../../../../shared/http/json-body.ts";
 import { hidePath, type RequestState } from "../../../../shared/http/request-context.ts";
 import type { KeyRecord } from "../../../../shared/keys/key-record.ts";
+import { createManualKey, keyView, type ManualKeyDeps } from "../../../../shared/keys/manual-keys.ts";
 import { isNameOf, isValidName } from "../../../../shared/names.ts";
 import type { DataServiceClient } from "../clients/data-service-client.ts";
-import { createManualKey, keyView, type ManualKeyDeps } from "../domain/manual-keys.ts";
 
 export interface ApikeyRouteDeps extends ManualKeyDeps, Omit<AdminCallerDeps, "keys"> {
   data: DataServiceClient;

@@ -37,6 +37,10 @@ export async function checkPasswordLogin<T extends PasswordHolder>(options: {
   const holder = await options.find(username);
   if (!holder) return hasher.verifyAgainstDummy(password).then(() => ({ ok: false }));
   if (!(await hasher.verify(holder.passwordHash, password))) return { ok: false };
+  if (hasher.needsRehash(holder.passwordHash) && !options.enablePasswordChange) {
+    // An imported hash that verified: argon2id from now on (another request may have done it first).
+    await options.changePassword(username, holder.passwordHash, await hasher.hash(password));
+  }
   if (!options.enablePasswordChange) return { ok: true, name: username, holder };
 
   const newPassword = payload.newPassword ?? payload.new_password;

@@ -1,7 +1,8 @@
 /**
  * The admin API the data service serves (API keys: the auth service; an
  * administrator's @authentication: the auth service too): accounts and their
- * administrators, projects with their definition history, built-in users,
+ * administrators, projects with their definition history, imports from Live API
+ * Creator, built-in users,
  * webhook subscriptions, the audit trail, the definition schema. Every route is
  * behind the admin gate (shared/admin-access): the
  * operator's ADMIN_TOKEN, or an account administrator's key within its account.
@@ -14,6 +15,7 @@ import { addAccountRoutes } from "./admin/account-routes.ts";
 import { addAuditRoutes } from "./admin/audit-routes.ts";
 import { addDefinitionSchemaRoutes } from "./admin/definition-schema-routes.ts";
 import type { AdminRouteDeps } from "./admin/deps.ts";
+import { addLacImportRoutes } from "./admin/lac-import-routes.ts";
 import { addNameCheckRoutes } from "./admin/name-check-routes.ts";
 import { addProjectRoutes } from "./admin/project-routes.ts";
 import { addUserRoutes } from "./admin/user-routes.ts";
@@ -28,6 +30,7 @@ export function adminRouter(deps: AdminDeps): Router {
   addAccountAdminRoutes(router, deps);
   addProjectRoutes(router, deps);
   addUserRoutes(router, deps);
+  addLacImportRoutes(router, deps);
   addWebhookRoutes(router, deps);
   addAuditRoutes(router, deps);
   addNameCheckRoutes(router, deps);

@@ -75,6 +75,8 @@ export interface ProjectChange {
   precondition?: Precondition;
   /** Only if the project is still this incarnation (a rollback to one of its revisions). */
   uid?: string;
+  /** Only if the project does not exist yet (an import makes a new project): 409 otherwise. */
+  mustCreate?: boolean;
   by: AuditActor;
   requestId: string;
   /** The summary recorded, from the diff's summary line (default: that line). */
@@ -97,23 +99,34 @@ function invalidDefinition(problems: Problem[]) {
   );
 }
 
+/** Parses and checks a definition as a PUT does: the definition, or every problem it has. */
+export function examineDefinition(
+  input: unknown,
+  where: { account: string; project: string },
+  checks: DefinitionChecks,
+): { ok: true; definition: ProjectDefinition } | { ok: false; problems: Problem[] } {
+  const parsed = parseProjectDefinition(input);
+  if (!parsed.ok) return parsed;
+  const badNames = definitionNameProblems(parsed.definition);
+  if (badNames.length > 0) return { ok: false, problems: badNames };
+  const compiled = compileProject(
+    { ...UNSERVED_IDENTITY, account: where.account, name: where.project },
+    parsed.definition,
+    checks.checkFilter,
+  );
+  if (!compiled.ok) return { ok: false, problems: compiled.problems };
+  return { ok: true, definition: parsed.definition };
+}
+
 /** Parses and checks a definition as a PUT does: 400/4001 listing every problem. */
 export function checkDefinition(
   input: unknown,
   where: { account: string; project: string },
   checks: DefinitionChecks,
 ): ProjectDefinition {
-  const parsed = parseProjectDefinition(input);
-  if (!parsed.ok) throw invalidDefinition(parsed.problems);
-  const badNames = definitionNameProblems(parsed.definition);
-  if (badNames.length > 0) throw invalidDefinition(badNames);
-  const compiled = compileProject(
-    { ...UNSERVED_IDENTITY, account: where.account, name: where.project },
-    parsed.definition,
-    checks.checkFilter,
-  );
-  if (!compiled.ok) throw invalidDefinition(compiled.problems);
-  return parsed.definition;
+  const examined = examineDefinition(input, where, checks);
+  if (!examined.ok) throw invalidDefinition(examined.problems);
+  return examined.definition;
 }
 
 /** 412/4121 unless the project as it is now (undefined: absent) is one the precondition accepts. */
@@ -169,6 +182,9 @@ export async function applyProjectChange(
     const current = await deps.meta.getProject(account, project);
     if (change.uid !== undefined && current?.uid !== change.uid) {
       throw errors.conflict("The project was deleted or created again meanwhile; nothing was changed");
+    }
+    if (change.mustCreate && current) {
+      throw errors.conflict(`Project '${project}' exists already; an import makes a new project`);
     }
     checkPrecondition(change.precondition, current ?? undefined);
     const definition = withStoredSecrets(change.definition, current);

@@ -16,6 +16,7 @@ import type { ProjectCache } from "../../store/project-cache.ts";
 import type { RevisionStore } from "../../store/revision-store.ts";
 import type { SecretBox } from "../../store/secret-box.ts";
 import type { TableIndexStore } from "../../store/table-index-store.ts";
+import type { WriteLoop } from "../../store/tenant-rows.ts";
 import type { TenantStore } from "../../store/tenant-store.ts";
 import type { UserStore } from "../../store/user-store.ts";
 import type { WebhookStore } from "../../store/webhook-store.ts";
@@ -49,6 +50,10 @@ export interface AdminRouteDeps extends DefinitionChecks, ProjectChangeDeps {
   accountRateLimits: AccountRateLimitStore;
   /** Webhook subscriptions (absent when the change feed is off). */
   webhooks?: WebhookAdminDeps;
+  /** The write path, for the rows an import from Live API Creator loads (rules off). */
+  writeLoop: WriteLoop;
+  /** LAC_IMPORT_KEEP_KEY_VALUES: an import may keep the export's key values. */
+  keepImportedKeyValues: boolean;
 }
 
 /**

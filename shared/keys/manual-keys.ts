@@ -1,16 +1,17 @@
 /**
  * Manual API keys (admin API): created by an operator for machine-to-machine
  * use; the value is shown once; listings show every key of a project (generated
- * and manual) without values or hashes.
+ * and manual) without values or hashes. The auth service's key routes create
+ * them, and so does the data service's import of a Live API Creator project
+ * (its keys, with their values where kept).
  */
 import { z } from "zod";
-import type { ProjectSettings } from "../../../../shared/contracts/internal-api.ts";
-import { errors } from "../../../../shared/errors.ts";
-import { parseBody } from "../../../../shared/http/parse-body.ts";
-import { generateKey, generateKeyId, hashKey, MANUAL_KEY_PATTERN } from "../../../../shared/key-format.ts";
-import { type KeyRecord, keyState } from "../../../../shared/keys/key-record.ts";
-import type { KeyStore } from "../../../../shared/keys/key-store.ts";
-import { formatExpiration } from "../../../../shared/time.ts";
+import { errors } from "../errors.ts";
+import { parseBody } from "../http/parse-body.ts";
+import { generateKey, generateKeyId, hashKey, MANUAL_KEY_PATTERN } from "../key-format.ts";
+import { formatExpiration } from "../time.ts";
+import { type KeyRecord, keyState } from "./key-record.ts";
+import type { KeyStore } from "./key-store.ts";
 
 export const manualKeyBody = z.strictObject({
   name: z.string().min(1).max(200),
@@ -60,7 +61,8 @@ export async function createManualKey(
   deps: ManualKeyDeps,
   account: string,
   project: string,
-  settings: Pick<ProjectSettings, "uid" | "roles">,
+  /** The project's incarnation and its roles. */
+  settings: { uid: string; roles: readonly string[] },
   input: unknown,
 ) {
   const body = parseBody(manualKeyBody, input, "key");
