@@ -16,6 +16,7 @@ import { addDefinitionSchemaRoutes } from "./admin/definition-schema-routes.ts";
 import type { AdminRouteDeps } from "./admin/deps.ts";
 import { addNameCheckRoutes } from "./admin/name-check-routes.ts";
 import { addProjectRoutes } from "./admin/project-routes.ts";
+import { addUsageRoutes } from "./admin/usage-routes.ts";
 import { addUserRoutes } from "./admin/user-routes.ts";
 import { addWebhookRoutes } from "./admin/webhook-routes.ts";
 
@@ -29,6 +30,7 @@ export function adminRouter(deps: AdminDeps): Router {
   addProjectRoutes(router, deps);
   addUserRoutes(router, deps);
   addWebhookRoutes(router, deps);
+  addUsageRoutes(router, deps);
   addAuditRoutes(router, deps);
   addNameCheckRoutes(router, deps);
   addDefinitionSchemaRoutes(router);

@@ -31,6 +31,8 @@ export interface FairSharePoolOptions {
   timeoutMs: number;
   /** Told each refusal (429), and why: `cpu` (budget used) or `queue` (too many calls waiting). */
   onRefusal?: (reason: FairShareRefusal["reason"]) => void;
+  /** Told the isolate CPU time each call of an account was charged (metering). */
+  onCpuTime?: (account: string, ms: number) => void;
 }
 
 /** A program whose calls take a turn of its account first. */
@@ -76,6 +78,7 @@ export class FairSharePool implements SandboxPool {
   private readonly share: FairShare;
   private readonly timeoutMs: number;
   private readonly onRefusal: (reason: FairShareRefusal["reason"]) => void;
+  private readonly onCpuTime: (account: string, ms: number) => void;
   private readonly programs = new WeakMap<SandboxProgram, FairShareProgram>();
 
   constructor(inner: SandboxPool, share: FairShare, options: FairSharePoolOptions) {
@@ -83,6 +86,7 @@ export class FairSharePool implements SandboxPool {
     this.share = share;
     this.timeoutMs = options.timeoutMs;
     this.onRefusal = options.onRefusal ?? (() => {});
+    this.onCpuTime = options.onCpuTime ?? (() => {});
   }
 
   get allowLoopbackFetch(): boolean {
@@ -177,6 +181,7 @@ export class FairSharePool implements SandboxPool {
       throw e;
     } finally {
       turn.end(cpuMs);
+      this.onCpuTime(account, cpuMs);
     }
   }
 

@@ -4,6 +4,7 @@ import { type AuditSink, noteAudit } from "../../../../../shared/admin-access/au
 import { callerOf } from "../../../../../shared/admin-access/gate.ts";
 import { errors } from "../../../../../shared/errors.ts";
 import type { KeyStore } from "../../../../../shared/keys/key-store.ts";
+import type { PlanStore } from "../../../../../shared/quotas/plan-store.ts";
 import type { AccountRateLimitStore } from "../../../../../shared/rate-limits/request-limits.ts";
 import type { PasswordHasher } from "../../credentials/passwords.ts";
 import type { DefinitionChecks, ProjectChangeDeps } from "../../domain/admin/project-changes.ts";
@@ -19,6 +20,17 @@ import type { TableIndexStore } from "../../store/table-index-store.ts";
 import type { TenantStore } from "../../store/tenant-store.ts";
 import type { UserStore } from "../../store/user-store.ts";
 import type { WebhookStore } from "../../store/webhook-store.ts";
+import type { UsageSeries, UsageSnapshot } from "../../usage/usage-series.ts";
+
+/** Plans and usage (usage-routes.ts). */
+export interface UsageAdminDeps {
+  plans: PlanStore;
+  series: UsageSeries;
+  /** Measures an account's storage now. */
+  measure(account: string): Promise<UsageSnapshot | undefined>;
+  /** Makes an account's row counts again from the store; the counts by collection. */
+  recount(account: string): Promise<Map<string, number>>;
+}
 
 /** What the webhook routes need; absent when the change feed is off. */
 export interface WebhookAdminDeps {
@@ -49,6 +61,8 @@ export interface AdminRouteDeps extends DefinitionChecks, ProjectChangeDeps {
   accountRateLimits: AccountRateLimitStore;
   /** Webhook subscriptions (absent when the change feed is off). */
   webhooks?: WebhookAdminDeps;
+  /** Plans and usage (absent: the routes are not served). */
+  usage?: UsageAdminDeps;
 }
 
 /**
