@@ -23,7 +23,6 @@ import type { ProviderRegistry } from "./providers/provider-registry.ts";
 import type { ScriptRunner } from "./scripts/script-runner.ts";
 import { translateMongoError } from "./store/mongo-errors.ts";
 import type { WriteLoop, WriteQuota } from "./store/tenant-rows.ts";
-import type { RequestKind } from "./usage/usage-meter.ts";
 
 /** Everything the app is built from: the admin routes' dependencies, and the rest. */
 export interface DataDeps extends AdminRouteDeps {
@@ -53,8 +52,6 @@ export interface DataDeps extends AdminRouteDeps {
   now: () => number;
   /** What each account's writes are held to by its plan (none: no limits). */
   writeQuota?: (account: string) => Promise<WriteQuota>;
-  /** Counts each request of an account (none: metering is off). */
-  meterRequest?: (account: string, project: string | undefined, kind: RequestKind, status: number) => void;
 }
 
 /** Counts key validations by outcome (valid, or the error code that refused the key). */

@@ -214,6 +214,7 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
     onSandboxProcessRestart: (reason) => sandboxRestarts.inc({ reason }),
     onSandboxRefusal: (reason) => sandboxRefusals.inc({ reason }),
     onSandboxCpuTime: meter && ((account, ms) => meter.count(account, "cpu.ms", ms)),
+    sandboxCpuBudgetOf: async (account) => (await usage.plans.limitsOf(account)).limits.sandboxCpuMs,
   });
   const projects = new ProjectCache({
     meta,
@@ -263,7 +264,14 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
     },
     // Account administrators' keys open their account's projects (docs/data-api.md#administrators-keys).
     keys: createKeyValidator(keyStore, config.AUTH_SCHEMES, { adminKeys: adminKeyCheck(directory) }),
-    rateLimits: rateLimits && new RequestRateLimiter(redis, config.REDIS_PREFIX, rateLimits),
+    rateLimits:
+      rateLimits &&
+      new RequestRateLimiter(
+        redis,
+        config.REDIS_PREFIX,
+        rateLimits,
+        async (account) => (await usage.plans.limitsOf(account)).limits.requestsPerWindow,
+      ),
     accountRateLimits: new AccountRateLimitStore(redis, config.REDIS_PREFIX),
     keyStore,
     authSchemes: config.AUTH_SCHEMES,
@@ -318,6 +326,7 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
       series: usage.series,
       measure: (account) => usage.measure(account),
       recount: (account) => usage.recount(account),
+      forget: (account, database) => usage.forget(account, database),
     },
   };
   void createMetaIndexes(connection, logger);

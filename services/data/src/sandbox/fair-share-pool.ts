@@ -33,6 +33,8 @@ export interface FairSharePoolOptions {
   onRefusal?: (reason: FairShareRefusal["reason"]) => void;
   /** Told the isolate CPU time each call of an account was charged (metering). */
   onCpuTime?: (account: string, ms: number) => void;
+  /** The account's own CPU budget per window (its plan's `sandboxCpuMs`); null: the share's default. */
+  cpuBudgetOf?: (account: string) => Promise<number | null>;
 }
 
 /** A program whose calls take a turn of its account first. */
@@ -79,6 +81,7 @@ export class FairSharePool implements SandboxPool {
   private readonly timeoutMs: number;
   private readonly onRefusal: (reason: FairShareRefusal["reason"]) => void;
   private readonly onCpuTime: (account: string, ms: number) => void;
+  private readonly cpuBudgetOf: (account: string) => Promise<number | null>;
   private readonly programs = new WeakMap<SandboxProgram, FairShareProgram>();
 
   constructor(inner: SandboxPool, share: FairShare, options: FairSharePoolOptions) {
@@ -87,6 +90,7 @@ export class FairSharePool implements SandboxPool {
     this.timeoutMs = options.timeoutMs;
     this.onRefusal = options.onRefusal ?? (() => {});
     this.onCpuTime = options.onCpuTime ?? (() => {});
+    this.cpuBudgetOf = options.cpuBudgetOf ?? (async () => null);
   }
 
   get allowLoopbackFetch(): boolean {
@@ -190,7 +194,8 @@ export class FairSharePool implements SandboxPool {
     const abort = new AbortController();
     const timer = setTimeout(() => abort.abort(), timeoutMs);
     try {
-      return await this.share.turn(account, abort.signal);
+      const budget = (await this.cpuBudgetOf(account)) ?? undefined;
+      return await this.share.turn(account, abort.signal, budget);
     } catch (e) {
       if (e instanceof FairShareRefusal) {
         this.onRefusal(e.reason);

@@ -33,6 +33,7 @@ export interface UsageParts {
   sampler: StorageSampler | undefined;
   measure(account: string): Promise<UsageSnapshot | undefined>;
   recount(account: string): Promise<Map<string, number>>;
+  forget(account: string, database: string): Promise<void>;
   start(): void;
   stop(): Promise<void>;
 }
@@ -97,6 +98,11 @@ export function createUsage(
         counts.set(collection, await countRows(databases, database, collection));
       await intents.resetRows(database, counts);
       return counts;
+    },
+    async forget(account, database) {
+      await plans.drop(account);
+      await series.drop(account);
+      await intents.dropRows(database);
     },
     start() {
       meter?.start();

@@ -20,6 +20,7 @@ import type { TableIndexStore } from "../../store/table-index-store.ts";
 import type { TenantStore } from "../../store/tenant-store.ts";
 import type { UserStore } from "../../store/user-store.ts";
 import type { WebhookStore } from "../../store/webhook-store.ts";
+import type { RequestKind } from "../../usage/usage-meter.ts";
 import type { UsageSeries, UsageSnapshot } from "../../usage/usage-series.ts";
 
 /** Plans and usage (usage-routes.ts). */
@@ -30,6 +31,8 @@ export interface UsageAdminDeps {
   measure(account: string): Promise<UsageSnapshot | undefined>;
   /** Makes an account's row counts again from the store; the counts by collection. */
   recount(account: string): Promise<Map<string, number>>;
+  /** Forgets a deleted account's plan, measurement and row counts (its series expire). */
+  forget(account: string, database: string): Promise<void>;
 }
 
 /** What the webhook routes need; absent when the change feed is off. */
@@ -63,6 +66,8 @@ export interface AdminRouteDeps extends DefinitionChecks, ProjectChangeDeps {
   webhooks?: WebhookAdminDeps;
   /** Plans and usage (absent: the routes are not served). */
   usage?: UsageAdminDeps;
+  /** Counts each request of an account (none: metering is off). */
+  meterRequest?: (account: string, project: string | undefined, kind: RequestKind, status: number) => void;
 }
 
 /**
