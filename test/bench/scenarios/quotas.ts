@@ -8,8 +8,9 @@
  * usage answer over 30 days of hourly data (seeded into the series as the
  * flushes would have written it), by day and by hour.
  */
-import { createRedisClient } from "../../../shared/redis/clients.ts";
+
 import { UsageSeries } from "../../../services/data/src/usage/usage-series.ts";
+import { createRedisClient } from "../../../shared/redis/clients.ts";
 import { adminClient, keyHeader, projectClient } from "../../support/http.ts";
 import { expectStatus, oneTableProject } from "../lib/fixtures.ts";
 import type { Scenario } from "../lib/types.ts";

@@ -5,18 +5,18 @@
  */
 import { expect } from "chai";
 import fc from "fast-check";
-import { effectiveLimits, fullLimits } from "../../../shared/quotas/plans.ts";
 import { usageRange } from "../../../services/data/src/http/admin/usage-routes.ts";
+import { snapshotGauges, snapshotOf } from "../../../services/data/src/usage/storage-sampler.ts";
 import {
   aggregate,
   bucketOf,
   periodOf,
-  periodsCovering,
   periodStart,
+  periodsCovering,
   resolutionFor,
 } from "../../../services/data/src/usage/usage-buckets.ts";
-import { snapshotGauges, snapshotOf } from "../../../services/data/src/usage/storage-sampler.ts";
 import { usageWarnings } from "../../../services/data/src/usage/usage-report.ts";
+import { effectiveLimits, fullLimits } from "../../../shared/quotas/plans.ts";
 
 const HOUR = 3_600_000;
 const T0 = Date.UTC(2026, 2, 1, 0, 0);
