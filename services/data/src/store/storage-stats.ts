@@ -4,8 +4,10 @@
  * and one `$collStats` (storageStats: count, size) per collection for rows and
  * bytes per table. MongoDB answers these from its catalog and WiredTiger's
  * metadata; the embedded FerretDB 1.24 answers them from SQLite's page counts
- * and a row count of each table. `countRows` is the exact count that seeds a
- * collection's row count for the write path (row-locks.ts), once.
+ * and a row count of each table. `countRows` seeds a collection's row count for
+ * the write path (row-locks.ts), once per collection: the store's own count
+ * (`count` without a filter: MongoDB answers it from its metadata, so a large
+ * table costs no scan; FerretDB counts the table's rows).
  */
 import { translateMongoError } from "./mongo-errors.ts";
 import type { TenantDatabases } from "./tenant-databases.ts";
@@ -46,8 +48,24 @@ export async function databaseStats(databases: TenantDatabases, database: string
   }
 }
 
-/** The exact number of rows of a collection (a count, once per collection: see row-locks.ts). */
+/** The number of rows of a collection as the store counts them (once per collection: see row-locks.ts). */
 export async function countRows(
+  databases: TenantDatabases,
+  database: string,
+  collection: string,
+): Promise<number> {
+  try {
+    return await databases
+      .db(database)
+      .collection(collection)
+      .estimatedDocumentCount({ maxTimeMS: databases.queryTimeoutMs });
+  } catch (err) {
+    throw translateMongoError(err) ?? err;
+  }
+}
+
+/** The exact number of rows of a collection, counted (the operator's recount: reads the table's index). */
+export async function exactRows(
   databases: TenantDatabases,
   database: string,
   collection: string,
