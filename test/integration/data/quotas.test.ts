@@ -12,13 +12,14 @@ import { adminKey, putAdmin } from "../../support/admins.ts";
 import { type DataProcess, dataServiceEnv, startDataProcess } from "../../support/data-process.ts";
 import { adminClient, call, projectClient, type Reply } from "../../support/http.ts";
 import { type Platform, startPlatform } from "../../support/platform.ts";
+import { openSse } from "../../support/sse.ts";
 import { keysMatching, testRedisClient } from "../../support/stores.ts";
 import { until } from "../../support/until.ts";
 
 const ROW_LIMIT = 30;
 const BYTE_LIMIT = 200_000;
 const PLANS = {
-  small: { rowsPerTable: ROW_LIMIT, projects: 2, tablesPerProject: 3, usersPerProject: 2 },
+  small: { rowsPerTable: ROW_LIMIT, projects: 2, tablesPerProject: 3, usersPerProject: 2, liveStreams: 1 },
   bytes: { storedBytes: BYTE_LIMIT },
 };
 
@@ -221,6 +222,31 @@ describe("plans and quotas (hostile tenants, real processes)", function () {
     expect(third.status).to.equal(403);
     expect(third.body.quota).to.include({ limit: "usersPerProject", value: 2, used: 2 });
     expect((await user("u1")).status, "changing a user is no new user").to.equal(200);
+  });
+
+  it("a plan's live-query limit replaces the configured one; the open time is metered", async () => {
+    const { name, key } = await account("small");
+    const url = `${platform.dataUrl}${via(name, 0).root}/item`;
+    const first = await openSse(url, { authorization: `Tessera ${key}:1` });
+    expect(first.status).to.equal(200);
+    await first.next((e) => e.event === "snapshot");
+    const second = await openSse(url, { authorization: `Tessera ${key}:1` });
+    expect(second.status).to.equal(429);
+    expect(second.body.errorCode).to.equal(ErrorCode.tooManyStreams);
+    first.close();
+    await until("the stream's time is counted", async () => {
+      const usage = await admin.send("GET", `/accounts/${name}/usage?step=1h`);
+      const minutes = usage.body.series.points.reduce(
+        (sum: number, p: { liveStreamMinutes: number }) => sum + p.liveStreamMinutes,
+        0,
+      );
+      return (
+        minutes > 0 &&
+        usage.body.series.points.some(
+          (p: { requests: { stream: { "2xx": number } } }) => p.requests.stream["2xx"] === 1,
+        )
+      );
+    });
   });
 
   it("the usage answer: the tenant's own requests, storage, limits and warnings; nobody else's", async () => {

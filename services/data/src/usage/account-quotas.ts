@@ -62,6 +62,11 @@ export class AccountQuotas {
     return snapshot;
   }
 
+  /** One limit of the account's plan (null: none). */
+  async limitOf(account: string, limit: LimitName): Promise<number | null> {
+    return (await this.limitsOf(account)).limits[limit];
+  }
+
   /** Forgets the cached measurement (a new one was just made). */
   measured(account: string): void {
     this.#snapshots.delete(account);

@@ -69,6 +69,8 @@ export interface CountChecks {
     used: number,
     adding?: number,
   ): Promise<void>;
+  /** The account's limit (null: none), to know whether a change needs counting at all. */
+  limitOf(account: string, limit: "projects"): Promise<number | null>;
 }
 
 export interface ProjectChangeDeps {
@@ -191,8 +193,8 @@ export async function applyProjectChange(
     const tablesAfter = Object.keys(definition.tables).length;
     await deps.quotas?.checkCount(account, "tablesPerProject", tablesBefore, tablesAfter - tablesBefore);
     // A new project counts against the account's projects: creations of one account take turns.
-    if (!current && deps.quotas) {
-      const quotas = deps.quotas;
+    const quotas = deps.quotas;
+    if (!current && quotas && (await quotas.limitOf(account, "projects")) !== null) {
       return holdProjectCreation(deps, account, async () => {
         await quotas.checkCount(account, "projects", (await deps.meta.listProjects(account)).length);
         return storeChange(deps, change, current, definition);
