@@ -102,7 +102,8 @@ describe("plans and quotas (hostile tenants, real processes)", function () {
     const batches: { ids: string[]; reply: Reply }[] = [];
     await Promise.all(
       Array.from({ length: 20 }, async (_, w) => {
-        for (let round = 0; ; round++) {
+        // Bounded: 20 × 5 batches of 2 rows go far past the 10 rows left, limit or not.
+        for (let round = 0; round < 5; round++) {
           const batch = [`w${w}r${round}a`, `w${w}r${round}b`];
           const reply = await via(name, w + round).post(
             key,
