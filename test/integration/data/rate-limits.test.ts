@@ -134,6 +134,13 @@ describe("request rate limits per account and per key", function () {
     expect(statuses).to.deep.equal([200, 200, 429]);
     const refused = await get(account, keys[0]!, 1);
     expect(refused.headers.get("ratelimit-policy")).to.match(/^"account";q=2;w=3600/);
+    // Logins (the auth service) share the account's bucket, with the same limit.
+    const login = await projectClient(platform.baseUrl, account, "shop").login({
+      username: "vera",
+      password: "vera-password",
+    });
+    expect(login.status).to.equal(429);
+    expect(login.headers.get("ratelimit-policy")).to.equal(`"account";q=2;w=3600`);
     await admin.send("PUT", `/accounts/${account}`, { rateLimits: { account: 5 } });
     expect((await get(account, keys[0]!, 0)).headers.get("ratelimit-policy")).to.match(
       /^"account";q=5;w=3600/,
