@@ -146,5 +146,10 @@ function parseStored(text: string): PlanLimits {
   return fullLimits(planLimitsSchema.parse(JSON.parse(text)));
 }
 
+/** The account's plan's requests per window, as the request rate limiter asks for it (null: none). */
+export function planRequestLimit(plans: PlanStore): (account: string) => Promise<number | null> {
+  return async (account) => (await plans.limitsOf(account)).limits.requestsPerWindow;
+}
+
 /** The overrides of a body: each limit given (a number or null = no limit for this account). */
 export type Overrides = Partial<Record<LimitName, number | null>>;

@@ -4,7 +4,7 @@ import { createMetrics } from "../../../shared/http/metrics.ts";
 import type { Lifecycle } from "../../../shared/http/serve.ts";
 import { KeyStore } from "../../../shared/keys/key-store.ts";
 import type { Logger } from "../../../shared/logger.ts";
-import { PlanStore } from "../../../shared/quotas/plan-store.ts";
+import { PlanStore, planRequestLimit } from "../../../shared/quotas/plan-store.ts";
 import { RequestRateLimiter } from "../../../shared/rate-limits/request-limits.ts";
 import { createRedisClient } from "../../../shared/redis/clients.ts";
 import { reportRedisErrors } from "../../../shared/redis/connection-log.ts";
@@ -69,13 +69,7 @@ export async function createAuthService(config: AuthConfig, logger: Logger): Pro
     identityFields: createIdentityFieldsCache(data),
     // The account's plan sets its requests per window here too: logins and data requests share its bucket.
     rateLimits:
-      rateLimits &&
-      new RequestRateLimiter(
-        redis,
-        config.REDIS_PREFIX,
-        rateLimits,
-        async (account) => (await plans.limitsOf(account)).limits.requestsPerWindow,
-      ),
+      rateLimits && new RequestRateLimiter(redis, config.REDIS_PREFIX, rateLimits, planRequestLimit(plans)),
     throttle: new AttemptThrottle(redis, `${config.REDIS_PREFIX}throttle:login:`, throttleSettings),
     adminThrottle: new AttemptThrottle(redis, `${config.REDIS_PREFIX}throttle:adminlogin:`, throttleSettings),
     directory: adminDirectoryOf(data),

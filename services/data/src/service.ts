@@ -14,6 +14,7 @@ import type { Lifecycle } from "../../../shared/http/serve.ts";
 import { KeyStore } from "../../../shared/keys/key-store.ts";
 import { createKeyValidator } from "../../../shared/keys/key-validation.ts";
 import type { Logger } from "../../../shared/logger.ts";
+import { planRequestLimit } from "../../../shared/quotas/plan-store.ts";
 import { AccountRateLimitStore, RequestRateLimiter } from "../../../shared/rate-limits/request-limits.ts";
 import { createRedisClient, type RedisClient } from "../../../shared/redis/clients.ts";
 import { reportRedisErrors } from "../../../shared/redis/connection-log.ts";
@@ -266,12 +267,7 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
     keys: createKeyValidator(keyStore, config.AUTH_SCHEMES, { adminKeys: adminKeyCheck(directory) }),
     rateLimits:
       rateLimits &&
-      new RequestRateLimiter(
-        redis,
-        config.REDIS_PREFIX,
-        rateLimits,
-        async (account) => (await usage.plans.limitsOf(account)).limits.requestsPerWindow,
-      ),
+      new RequestRateLimiter(redis, config.REDIS_PREFIX, rateLimits, planRequestLimit(usage.plans)),
     accountRateLimits: new AccountRateLimitStore(redis, config.REDIS_PREFIX),
     keyStore,
     authSchemes: config.AUTH_SCHEMES,

@@ -48,33 +48,21 @@ export async function databaseStats(databases: TenantDatabases, database: string
   }
 }
 
-/** The number of rows of a collection as the store counts them (once per collection: see row-locks.ts). */
+/**
+ * The rows of a collection: `estimated` as the store keeps the number (`count` without a filter:
+ * MongoDB answers from its metadata, FerretDB counts the table), once per collection to seed its
+ * row count (row-locks.ts); `exact` counted (the operator's recount).
+ */
 export async function countRows(
   databases: TenantDatabases,
   database: string,
   collection: string,
+  how: "estimated" | "exact" = "estimated",
 ): Promise<number> {
+  const c = databases.db(database).collection(collection);
+  const options = { maxTimeMS: databases.queryTimeoutMs };
   try {
-    return await databases
-      .db(database)
-      .collection(collection)
-      .estimatedDocumentCount({ maxTimeMS: databases.queryTimeoutMs });
-  } catch (err) {
-    throw translateMongoError(err) ?? err;
-  }
-}
-
-/** The exact number of rows of a collection, counted (the operator's recount: reads the table's index). */
-export async function exactRows(
-  databases: TenantDatabases,
-  database: string,
-  collection: string,
-): Promise<number> {
-  try {
-    return await databases
-      .db(database)
-      .collection(collection)
-      .countDocuments({}, { maxTimeMS: databases.queryTimeoutMs });
+    return how === "exact" ? await c.countDocuments({}, options) : await c.estimatedDocumentCount(options);
   } catch (err) {
     throw translateMongoError(err) ?? err;
   }

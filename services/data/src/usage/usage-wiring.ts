@@ -15,7 +15,7 @@ import { PlanStore } from "../../../../shared/quotas/plan-store.ts";
 import { LIMIT_NAMES } from "../../../../shared/quotas/plans.ts";
 import type { RedisClient } from "../../../../shared/redis/clients.ts";
 import type { MetaStore } from "../store/meta-store.ts";
-import { databaseStats, exactRows } from "../store/storage-stats.ts";
+import { countRows, databaseStats } from "../store/storage-stats.ts";
 import type { TenantDatabases } from "../store/tenant-databases.ts";
 import type { WriteIntents } from "../store/write-intents.ts";
 import { AccountQuotas } from "./account-quotas.ts";
@@ -95,7 +95,7 @@ export function createUsage(
       const database = meta.accountDatabase(doc);
       const counts = new Map<string, number>();
       for (const collection of (await databaseStats(databases, database)).collections.keys())
-        counts.set(collection, await exactRows(databases, database, collection));
+        counts.set(collection, await countRows(databases, database, collection, "exact"));
       await intents.resetRows(database, counts);
       return counts;
     },
