@@ -14,6 +14,7 @@ export const ErrorCode = {
   keyDisabled: 4014,
   loginFailed: 4015,
   forbidden: 4031,
+  quotaExceeded: 4032,
   notFound: 4041,
   keyNotFound: 4042,
   methodNotAllowed: 4051,
@@ -135,6 +136,18 @@ export const errors = {
       ErrorCode.sandboxShareUsed,
       "The account's JavaScript has used its share of the sandbox for now; try again later",
       { headers: { "Retry-After": String(retryAfterSeconds) } },
+    ),
+  /**
+   * A write or a change would pass a limit of the account's plan (docs/tenants.md#quotas): refused
+   * whole. The body names the limit, its value, the current use and the plan.
+   */
+  quotaExceeded: (quota: { limit: string; value: number; used: number; plan: string; what: string }) =>
+    new ApiError(
+      403,
+      ErrorCode.quotaExceeded,
+      `The account's plan '${quota.plan}' allows ${quota.value} ${quota.what} (limit ${quota.limit}); ` +
+        `${quota.used} in use. Nothing was written: delete some, or ask the platform operator for a larger plan`,
+      { details: { quota: { limit: quota.limit, value: quota.value, used: quota.used, plan: quota.plan } } },
     ),
   internal: () => new ApiError(500, ErrorCode.internal, "Unexpected error"),
   unavailable: (what: string, cause?: unknown) =>

@@ -4,6 +4,8 @@
  */
 import { z } from "zod";
 import { compileTrustedProxies } from "../http/forwarding.ts";
+import type { PlanLimits } from "../quotas/plans.ts";
+import { plansSetting, UNLIMITED_PLAN } from "../quotas/plans.ts";
 import type { RedisTopology } from "../redis/clients.ts";
 
 /** The non-empty entries of a comma-separated value, trimmed. */
@@ -136,7 +138,29 @@ export const commonConfig = {
   /** Requests with one API key per window; 0 = none (an account may have its own). */
   RATE_LIMIT_KEY: z.coerce.number().int().min(0).default(1200),
   RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),
+  /** Plans of limits by name, as JSON (docs/operations.md#plans-and-quotas); more come from the admin API. */
+  PLANS: plansSetting,
+  /** The plan of an account that was given none: `unlimited` (built in: no limits) or one of PLANS. */
+  DEFAULT_PLAN: z.string().default(UNLIMITED_PLAN),
+  /** How long a process keeps an account's effective limits before reading them again. */
+  PLAN_CACHE_MS: z.coerce.number().int().min(0).max(60_000).default(2000),
 };
+
+/** DEFAULT_PLAN must be a plan the configuration knows (the admin API's plans come later). */
+export function planProblems(config: { PLANS?: Map<string, PlanLimits>; DEFAULT_PLAN?: string }): string[] {
+  const { PLANS: plans, DEFAULT_PLAN: plan } = config;
+  if (plans === undefined || plan === undefined || plan === UNLIMITED_PLAN || plans.has(plan)) return [];
+  return [`DEFAULT_PLAN: names no plan of PLANS (nor "${UNLIMITED_PLAN}")`];
+}
+
+/** The plan settings of the configuration (shared/quotas/plan-store.ts). */
+export function planSettings(config: {
+  PLANS: Map<string, PlanLimits>;
+  DEFAULT_PLAN: string;
+  PLAN_CACHE_MS: number;
+}) {
+  return { configured: config.PLANS, defaultPlan: config.DEFAULT_PLAN, cacheMs: config.PLAN_CACHE_MS };
+}
 
 /** The request rate limits of the configuration; undefined when they are off. */
 export function rateLimitSettings(config: {
@@ -303,6 +327,27 @@ export const dataConfigSchema = z.object({
     .default("false")
     .transform((v) => v === "true"),
   ARGON2_MEMORY_KIB: z.coerce.number().int().min(1024).default(19_456),
+  /**
+   * Metering (docs/operations.md#usage-and-metering): requests, sandbox CPU, webhook deliveries and
+   * live-stream time per account and project, and the store's statistics. Off: no usage is
+   * recorded (storage quotas then go by the last measurement, and row limits are still enforced).
+   */
+  USAGE_METERING: z
+    .enum(["true", "false"])
+    .default("true")
+    .transform((v) => v === "true"),
+  /** How often each process adds its counted usage to the accounts' series in Redis. */
+  USAGE_FLUSH_MS: z.coerce.number().int().min(100).max(60_000).default(5000),
+  /** How often the store's statistics (bytes and rows of every account's tables) are read, by one process. */
+  USAGE_SAMPLE_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),
+  /** How long minute buckets of the usage series are kept (hour buckets: USAGE_RETENTION_DAYS). */
+  USAGE_MINUTE_RETENTION_HOURS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(24 * 14)
+    .default(48),
+  USAGE_RETENTION_DAYS: z.coerce.number().int().min(1).max(3660).default(400),
 });
 
 /** The console's static server: no stores, no secrets (the console talks to the APIs from the browser). */
@@ -326,6 +371,7 @@ export function parseConfig<S extends z.ZodType>(schema: S, env: NodeJS.ProcessE
     ? [
         ...redisTopologyProblems(result.data as Partial<RedisTopologySettings>),
         ...webhookProblems(result.data as Partial<WebhookTimings>),
+        ...planProblems(result.data as { PLANS?: Map<string, PlanLimits>; DEFAULT_PLAN?: string }),
       ]
     : result.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`);
   if (result.success && problems.length === 0) return result.data;

@@ -135,3 +135,84 @@ export type ListingOrder = (typeof LISTING_ORDERS)[number];
 export function byParam(actor: ActorView): string {
   return actor.kind === "operator" ? "operator" : `admin:${actor.login}`;
 }
+
+/** The limits a plan sets (docs/operations.md#plans-and-quotas); null: no limit. */
+export const PLAN_LIMIT_NAMES = [
+  "storedBytes",
+  "rowsPerTable",
+  "projects",
+  "tablesPerProject",
+  "usersPerProject",
+  "apiKeysPerProject",
+  "webhooksPerProject",
+  "liveStreams",
+  "requestsPerWindow",
+  "sandboxCpuMs",
+] as const;
+export type PlanLimitName = (typeof PLAN_LIMIT_NAMES)[number];
+export type PlanLimitsView = Record<PlanLimitName, number | null>;
+
+export interface PlanView {
+  name: string;
+  limits: PlanLimitsView;
+  source: "builtin" | "configuration" | "api";
+}
+
+/** `GET/PUT …/accounts/{a}/plan`. */
+export interface AccountPlanView {
+  plan: string;
+  overrides: Partial<PlanLimitsView>;
+  limits: PlanLimitsView;
+}
+
+export const USAGE_REQUEST_KINDS = ["read", "write", "stream", "admin"] as const;
+export const USAGE_STATUS_CLASSES = ["2xx", "3xx", "4xx", "5xx"] as const;
+export const USAGE_DELIVERY_OUTCOMES = ["delivered", "failed", "dead"] as const;
+
+export interface UsageWarningView {
+  limit: PlanLimitName;
+  /** `warning` from 80 % of the limit, `full` at it (nothing more may be added). */
+  state: "warning" | "full";
+  used: number;
+  value: number;
+  project?: string;
+  table?: string;
+}
+
+export interface UsagePointView {
+  at: string;
+  requests: Record<
+    (typeof USAGE_REQUEST_KINDS)[number],
+    Record<(typeof USAGE_STATUS_CLASSES)[number], number>
+  >;
+  sandboxCpuMs: number;
+  webhookDeliveries: Record<(typeof USAGE_DELIVERY_OUTCOMES)[number], number>;
+  liveStreamMinutes: number;
+  /** The last measurement within the step; null when none was made in it. */
+  storedBytes: number | null;
+  rows: number | null;
+  projects: Record<
+    string,
+    { requests: number; liveStreamMinutes: number; storedBytes: number | null; rows: number | null }
+  >;
+}
+
+/** `GET …/accounts/{a}/usage?from&to&step`. */
+export interface UsageView {
+  account: string;
+  plan: string;
+  limits: PlanLimitsView;
+  overridden: PlanLimitName[];
+  current: {
+    measuredAt: string | null;
+    storedBytes: number | null;
+    rows: number | null;
+    projects: number;
+    byProject: Record<
+      string,
+      { tables: number; users: number | null; byTable: Record<string, { rows: number; bytes: number }> }
+    >;
+  };
+  warnings: UsageWarningView[];
+  series: { from: string; to: string; step: number; points: UsagePointView[] };
+}

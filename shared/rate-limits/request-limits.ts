@@ -9,9 +9,11 @@
  * `Retry-After`.
  *
  * The limits are the operator's: configuration defaults (RATE_LIMIT_ACCOUNT,
- * RATE_LIMIT_KEY per RATE_LIMIT_WINDOW_SECONDS; 0 = none), overridden per
- * account through the admin API (`rateLimits` of the account record, kept
- * here in Redis next to the account's buckets). Off unless RATE_LIMITS=true.
+ * RATE_LIMIT_KEY per RATE_LIMIT_WINDOW_SECONDS; 0 = none), the account's plan's
+ * `requestsPerWindow` in place of RATE_LIMIT_ACCOUNT, and above both the
+ * account's own limits set through the admin API (`rateLimits` of the account
+ * record, kept here in Redis next to the account's buckets). Off unless
+ * RATE_LIMITS=true.
  */
 import { errors } from "../errors.ts";
 import type { RedisClient } from "../redis/clients.ts";
@@ -53,7 +55,8 @@ export interface RateLimitVerdict {
 
 /**
  * KEYS: the account's policy (hash: account, key), the account's bucket, the key's bucket (when
- * the request carries a key). ARGV: default account limit, default key limit, window (ms).
+ * the request carries a key). ARGV: default account limit, default key limit, window (ms), the
+ * plan's account limit ('' when the plan sets none).
  * Answers: allowed (0/1), then per bucket that applies: policy index (1 account, 2 key), limit,
  * whole tokens left, ms until one token, ms until full.
  */
@@ -62,7 +65,7 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local window = tonumber(ARGV[3])
 local own = redis.call('HMGET', KEYS[1], 'account', 'key')
-local limits = { tonumber(own[1]) or tonumber(ARGV[1]), tonumber(own[2]) or tonumber(ARGV[2]) }
+local limits = { tonumber(own[1]) or tonumber(ARGV[4]) or tonumber(ARGV[1]), tonumber(own[2]) or tonumber(ARGV[2]) }
 local state = {}
 local allowed = 1
 for i = 2, #KEYS do
@@ -107,11 +110,19 @@ export class RequestRateLimiter {
   readonly #prefix: string;
   readonly #settings: RateLimitSettings;
   readonly #take: Script;
+  readonly #planLimitOf: (account: string) => Promise<number | null>;
 
-  constructor(redis: RedisClient, prefix: string, settings: RateLimitSettings) {
+  /** `planLimitOf`: the account's plan's requests per window (null: none; the default applies). */
+  constructor(
+    redis: RedisClient,
+    prefix: string,
+    settings: RateLimitSettings,
+    planLimitOf: (account: string) => Promise<number | null> = async () => null,
+  ) {
     this.#prefix = prefix;
     this.#settings = settings;
     this.#take = defineScript(redis, "rateLimitTake", TAKE);
+    this.#planLimitOf = planLimitOf;
   }
 
   get windowSeconds(): number {
@@ -132,6 +143,7 @@ export class RequestRateLimiter {
       accountLimit,
       keyLimit,
       windowSeconds * 1000,
+      String((await this.#planLimitOf(account)) ?? ""),
     )) as number[];
     const buckets: BucketState[] = [];
     for (let i = 1; i + 4 < answer.length; i += 5) {

@@ -151,3 +151,45 @@ export const legacyKeyPatterns = (prefix: string) => ({
     rename: (name: string) => `${prefix}keyidx:{${name.slice(`${prefix}keyidx:`.length)}}`,
   },
 });
+
+/** Plans defined through the admin API (hash: plan name → its limits as JSON). */
+export function plansKey(prefix: string): string {
+  return `${prefix}plans`;
+}
+
+/** An account's plan and its own overrides (hash: `plan`, `overrides`), beside its rate limits. */
+export function accountPlanKey(prefix: string, account: string): string {
+  return `${prefix}rate:{${account}}:plan`;
+}
+
+/**
+ * Rows per collection of one tenant database (hash: collection → rows committed and reserved by
+ * writes in flight), in the database's slot: the script that locks a write's rows checks and
+ * reserves them in the same step (store/write-intents.ts).
+ */
+export function rowCountsKey(prefix: string, database: string): string {
+  return `${prefix}rowcount:{${database}}`;
+}
+
+/**
+ * An account's usage series at one resolution (`m`: minute buckets of one hour, `h`: hour buckets
+ * of one day; `period` names the hour or day), hash: `<bucket>|<metric>` → value.
+ */
+export function usageSeriesKey(
+  prefix: string,
+  account: string,
+  resolution: "m" | "h",
+  period: string,
+): string {
+  return `${prefix}usage:{${account}}:${resolution}:${period}`;
+}
+
+/** An account's last store measurement (hash: `at`, `bytes`, `tables` as JSON). */
+export function usageSnapshotKey(prefix: string, account: string): string {
+  return `${prefix}usage:{${account}}:now`;
+}
+
+/** Who samples the store's statistics this round (one process at a time). */
+export function usageSamplerKey(prefix: string): string {
+  return `${prefix}usage-sampler`;
+}

@@ -140,7 +140,9 @@ export function dataServiceEnv(config: DataConfig): Record<string, string> {
     if (value === undefined) continue;
     // Lists as comma-separated text; keys (SECRETS_KEY) in base64, as they were given.
     const text = (v: unknown) => (Buffer.isBuffer(v) ? v.toString("base64") : String(v));
-    env[name] = Array.isArray(value) ? value.map(text).join(",") : text(value);
+    // Maps (PLANS) as the JSON object they were given as.
+    if (value instanceof Map) env[name] = JSON.stringify(Object.fromEntries(value));
+    else env[name] = Array.isArray(value) ? value.map(text).join(",") : text(value);
   }
   return env;
 }

@@ -1,9 +1,10 @@
 /** Composition root of the auth service: Redis, the data-service client, every dependency wired explicitly. */
-import { type AuthConfig, rateLimitSettings } from "../../../shared/config/config.ts";
+import { type AuthConfig, planSettings, rateLimitSettings } from "../../../shared/config/config.ts";
 import { createMetrics } from "../../../shared/http/metrics.ts";
 import type { Lifecycle } from "../../../shared/http/serve.ts";
 import { KeyStore } from "../../../shared/keys/key-store.ts";
 import type { Logger } from "../../../shared/logger.ts";
+import { PlanStore, planRequestLimit } from "../../../shared/quotas/plan-store.ts";
 import { RequestRateLimiter } from "../../../shared/rate-limits/request-limits.ts";
 import { createRedisClient } from "../../../shared/redis/clients.ts";
 import { reportRedisErrors } from "../../../shared/redis/connection-log.ts";
@@ -46,6 +47,7 @@ export async function createAuthService(config: AuthConfig, logger: Logger): Pro
   }
   const data = createDataServiceClient(config.DATA_SERVICE_URL, config.SERVICE_TOKEN[0]!);
   const rateLimits = rateLimitSettings(config);
+  const plans = new PlanStore(redis, config.REDIS_PREFIX, planSettings(config));
   const throttleSettings = {
     failuresBeforeLockout: config.LOGIN_FAILURES_BEFORE_LOCKOUT,
     baseSeconds: config.LOGIN_LOCKOUT_BASE_SECONDS,
@@ -65,7 +67,9 @@ export async function createAuthService(config: AuthConfig, logger: Logger): Pro
     keys,
     data,
     identityFields: createIdentityFieldsCache(data),
-    rateLimits: rateLimits && new RequestRateLimiter(redis, config.REDIS_PREFIX, rateLimits),
+    // The account's plan sets its requests per window here too: logins and data requests share its bucket.
+    rateLimits:
+      rateLimits && new RequestRateLimiter(redis, config.REDIS_PREFIX, rateLimits, planRequestLimit(plans)),
     throttle: new AttemptThrottle(redis, `${config.REDIS_PREFIX}throttle:login:`, throttleSettings),
     adminThrottle: new AttemptThrottle(redis, `${config.REDIS_PREFIX}throttle:adminlogin:`, throttleSettings),
     directory: adminDirectoryOf(data),

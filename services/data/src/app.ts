@@ -22,7 +22,7 @@ import { restRouter } from "./http/rest-routes.ts";
 import type { ProviderRegistry } from "./providers/provider-registry.ts";
 import type { ScriptRunner } from "./scripts/script-runner.ts";
 import { translateMongoError } from "./store/mongo-errors.ts";
-import type { WriteLoop } from "./store/tenant-rows.ts";
+import type { WriteLoop, WriteQuota } from "./store/tenant-rows.ts";
 
 /** Everything the app is built from: the admin routes' dependencies, and the rest. */
 export interface DataDeps extends AdminRouteDeps {
@@ -40,7 +40,7 @@ export interface DataDeps extends AdminRouteDeps {
   /** Commits planned writes (locks, write intents, undo; see store/write-loop.ts). */
   writeLoop: WriteLoop;
   /** Live queries over the change feed (absent when the feed is switched off). */
-  live?: Pick<LiveStreamDeps, "hub" | "feed" | "limits" | "onCut">;
+  live?: Pick<LiveStreamDeps, "hub" | "feed" | "limits" | "onCut" | "accountLimit" | "opened">;
   providers: ProviderRegistry;
   planExtension?: PlanExtension;
   /** JavaScript resources and request/response events of API versions. */
@@ -50,6 +50,8 @@ export interface DataDeps extends AdminRouteDeps {
   trustedProxies: TrustedProxies;
   maxBodyBytes: number;
   now: () => number;
+  /** What each account's writes are held to by its plan (none: no limits). */
+  writeQuota?: (account: string) => Promise<WriteQuota>;
 }
 
 /** Counts key validations by outcome (valid, or the error code that refused the key). */
@@ -96,6 +98,8 @@ export function buildDataApp(deps: DataDeps): Koa {
       authSchemes: deps.authSchemes,
       rateLimits: deps.rateLimits,
       audit: deps.auditTrail,
+      writeQuota: deps.writeQuota,
+      meterRequest: deps.meterRequest,
       live:
         deps.live &&
         new LiveStreams({

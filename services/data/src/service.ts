@@ -14,6 +14,7 @@ import type { Lifecycle } from "../../../shared/http/serve.ts";
 import { KeyStore } from "../../../shared/keys/key-store.ts";
 import { createKeyValidator } from "../../../shared/keys/key-validation.ts";
 import type { Logger } from "../../../shared/logger.ts";
+import { planRequestLimit } from "../../../shared/quotas/plan-store.ts";
 import { AccountRateLimitStore, RequestRateLimiter } from "../../../shared/rate-limits/request-limits.ts";
 import { createRedisClient, type RedisClient } from "../../../shared/redis/clients.ts";
 import { reportRedisErrors } from "../../../shared/redis/connection-log.ts";
@@ -55,6 +56,7 @@ import { RowLocks } from "./store/row-locks.ts";
 import { RowQueue } from "./store/row-queue.ts";
 import { SecretBox } from "./store/secret-box.ts";
 import { StorageNames } from "./store/storage-names.ts";
+import { countRows } from "./store/storage-stats.ts";
 import { DeletedStorageSweeper } from "./store/storage-sweeper.ts";
 import { TableIndexStore } from "./store/table-index-store.ts";
 import { TenantDatabases } from "./store/tenant-databases.ts";
@@ -66,6 +68,7 @@ import { WebhookStore } from "./store/webhook-store.ts";
 import { WriteIntents } from "./store/write-intents.ts";
 import { createWriteLoop } from "./store/write-loop.ts";
 import { type WriteReplication, writeReplication } from "./store/write-replication.ts";
+import { createUsage, type UsageParts } from "./usage/usage-wiring.ts";
 
 export interface DataService {
   app: ReturnType<typeof buildDataApp>;
@@ -140,7 +143,7 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
   const databases = new TenantDatabases(connection.getClient(), config.QUERY_TIMEOUT_MS);
   const tenants = new TenantStore(databases, redis, config.REDIS_PREFIX);
   const replicated = replicaAcknowledgement(config, replicaConnection, metrics, logger);
-  const { writeLoop, recoverer, feed, outboxSweeper } = createWritePath(
+  const { writeLoop, recoverer, feed, outboxSweeper, intents } = createWritePath(
     config,
     { databases, meta: connection },
     redis,
@@ -148,6 +151,8 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
     logger,
     replicated,
   );
+  const usage = createUsage(config, { redis, meta, databases, intents }, metrics, logger);
+  const meter = usage.meter;
   const hub = feed && new FeedHub(redis, () => createRedisClient(config, "command"), logger);
   const liveCuts = metrics.counter(
     "tessera_live_streams_cut_total",
@@ -209,6 +214,8 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
     onSandboxCall: (outcome) => sandboxCalls.inc({ outcome }),
     onSandboxProcessRestart: (reason) => sandboxRestarts.inc({ reason }),
     onSandboxRefusal: (reason) => sandboxRefusals.inc({ reason }),
+    onSandboxCpuTime: meter && ((account, ms) => meter.count(account, "cpu.ms", ms)),
+    sandboxCpuBudgetOf: async (account) => (await usage.plans.limitsOf(account)).limits.sandboxCpuMs,
   });
   const projects = new ProjectCache({
     meta,
@@ -230,7 +237,7 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
       timing: webhookTiming(config),
       allowLoopback: config.SANDBOX_ALLOW_LOOPBACK_FETCH,
       secrets,
-      metrics: webhookMetrics(metrics),
+      metrics: webhookMetrics(metrics, usage),
       logger,
     });
   const logic = createLogic({ pool: custom.pool });
@@ -258,7 +265,9 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
     },
     // Account administrators' keys open their account's projects (docs/data-api.md#administrators-keys).
     keys: createKeyValidator(keyStore, config.AUTH_SCHEMES, { adminKeys: adminKeyCheck(directory) }),
-    rateLimits: rateLimits && new RequestRateLimiter(redis, config.REDIS_PREFIX, rateLimits),
+    rateLimits:
+      rateLimits &&
+      new RequestRateLimiter(redis, config.REDIS_PREFIX, rateLimits, planRequestLimit(usage.plans)),
     accountRateLimits: new AccountRateLimitStore(redis, config.REDIS_PREFIX),
     keyStore,
     authSchemes: config.AUTH_SCHEMES,
@@ -273,7 +282,15 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
     tenants,
     indexes: tableIndexes,
     writeLoop,
-    live: hub && feed && { hub, feed, limits: liveLimits(config), onCut: () => liveCuts.inc() },
+    live: hub &&
+      feed && {
+        hub,
+        feed,
+        limits: liveLimits(config),
+        onCut: () => liveCuts.inc(),
+        accountLimit: async (account) => (await usage.plans.limitsOf(account)).limits.liveStreams,
+        opened: meter && ((account, project) => meter.streamOpened(account, project)),
+      },
     webhooks: webhookStore && {
       store: webhookStore,
       allowLoopback: config.SANDBOX_ALLOW_LOOPBACK_FETCH,
@@ -297,9 +314,21 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
     maxBodyBytes: config.MAX_BODY_BYTES,
     keepImportedKeyValues: config.LAC_IMPORT_KEEP_KEY_VALUES,
     now: Date.now,
+    writeQuota: (account) => usage.quotas.writeQuota(account),
+    meterRequest:
+      meter && ((account, project, kind, status) => meter.request(account, project, kind, status)),
+    quotas: usage.quotas,
+    usage: {
+      plans: usage.plans,
+      series: usage.series,
+      measure: (account) => usage.measure(account),
+      recount: (account) => usage.recount(account),
+      forget: (account, database) => usage.forget(account, database),
+    },
   };
   void createMetaIndexes(connection, logger);
   if (dispatcher) dispatcher.start();
+  usage.start();
   return {
     app: buildDataApp(deps),
     deps,
@@ -308,6 +337,7 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
     mongo: connection.getClient(),
     async close() {
       if (dispatcher) await dispatcher.stop();
+      await usage.stop();
       projects.stop();
       await sweeper.stop();
       await recoverer.stop();
@@ -341,6 +371,7 @@ function createWritePath(
   recoverer: IntentRecoverer;
   feed: ChangeFeed | undefined;
   outboxSweeper: OutboxSweeper | undefined;
+  intents: WriteIntents;
 } {
   const { databases } = stores;
   const policy = retryPolicy({
@@ -378,6 +409,7 @@ function createWritePath(
     logger,
     onLeft: () => left.inc(),
     replicated,
+    countRows: (database, collection) => countRows(databases, database, collection),
   });
   const recoverer = new IntentRecoverer({
     intents,
@@ -395,6 +427,7 @@ function createWritePath(
     recoverer,
     feed: feed?.events,
     outboxSweeper: feed?.sweeper,
+    intents,
   };
 }
 
@@ -420,8 +453,8 @@ function webhookTiming(config: DataConfig): DispatchTiming {
   };
 }
 
-/** The webhook deliveries' metrics (docs/operations.md). */
-function webhookMetrics(metrics: Metrics): DispatchMetrics {
+/** The webhook deliveries' metrics (docs/operations.md), and their count in each account's usage. */
+function webhookMetrics(metrics: Metrics, usage: UsageParts): DispatchMetrics {
   const attempts = metrics.counter(
     "tessera_webhook_attempts_total",
     "Webhook delivery attempts by outcome (delivered, failed: retried later, dead: parked as a dead letter)",
@@ -434,7 +467,10 @@ function webhookMetrics(metrics: Metrics): DispatchMetrics {
     [],
   );
   return {
-    attempt: (outcome) => attempts.inc({ outcome }),
+    attempt: (outcome, _latencyMs, where) => {
+      attempts.inc({ outcome });
+      usage.meter?.count(where.account, `hook.${outcome}`);
+    },
     lost: (events) => lost.inc(events),
   };
 }

@@ -13,6 +13,7 @@ import { login } from "./login.ts";
 import { nested } from "./nested.ts";
 import { paging } from "./paging.ts";
 import { parseInsert } from "./parse-insert.ts";
+import { quotas } from "./quotas.ts";
 import { responseFormats } from "./response-formats.ts";
 import { scripts } from "./scripts.ts";
 import { webhooks } from "./webhooks.ts";
@@ -33,6 +34,7 @@ export const scenarios: Scenario[] = [
   scripts,
   fairShare,
   changeFeed,
+  quotas,
   webhooks,
   feedFanout,
   growth,

@@ -146,7 +146,15 @@ describe("console in Chromium: phones and accessibility", function () {
     this.timeout(120_000);
     // Loopback egress: the webhooks screen shows a subscription to a receiver on this machine.
     platform = await startPlatform(
-      { SANDBOX_ALLOW_LOOPBACK_FETCH: "true", WEBHOOK_POLL_MS: "20" },
+      {
+        SANDBOX_ALLOW_LOOPBACK_FETCH: "true",
+        WEBHOOK_POLL_MS: "20",
+        // A plan whose users limit the one user of `shop` reaches: the usage screen warns.
+        PLANS: JSON.stringify({
+          starter: { usersPerProject: 1, rowsPerTable: 1000, storedBytes: 50_000_000 },
+        }),
+        USAGE_FLUSH_MS: "100",
+      },
       { console: true },
     );
     base = platform.baseUrl;
@@ -155,6 +163,7 @@ describe("console in Chromium: phones and accessibility", function () {
     await putAdmin(operator, "acme", "ann", "admin", "ann-secret-1");
     expect((await operator.putProject("acme", "shop", SHOP)).status).to.equal(201);
     await operator.putUser("acme", "shop", "alice", { password: "correct horse", roles: ["Full access"] });
+    expect((await operator.send("PUT", "/accounts/acme/plan", { plan: "starter" })).status).to.equal(200);
     const seeder = await operator.createKey("acme", "shop", { name: "seeder", roles: ["Full access"] });
     await operator.createKey("acme", "shop", { name: BIDI_KEY_NAME, roles: ["Full access"] });
     const seeded = await projectClient(base, "acme", "shop").post(seeder.body.apikey, "customer", [
@@ -174,6 +183,7 @@ describe("console in Chromium: phones and accessibility", function () {
       credit_limit: 1,
     });
     await until("a delivery", async () => receiver.delivered().size === 1);
+    expect((await operator.send("POST", "/accounts/acme/usage/measure")).status).to.equal(200);
     browser = await startBrowser({ bypassCSP: true, timezoneId: "Asia/Kolkata" });
   });
 
@@ -217,7 +227,7 @@ describe("console in Chromium: phones and accessibility", function () {
           ...(await bar.getByRole("navigation", { name: "Sections" }).getByRole("link").all()),
           bar.getByRole("button", { name: "Sign out" }),
         ];
-        expect(controls).to.have.length(5);
+        expect(controls).to.have.length(6);
         for (const control of controls) {
           const box = (await control.boundingBox())!;
           const name = (await control.textContent()) ?? "";
@@ -371,6 +381,26 @@ describe("console in Chromium: phones and accessibility", function () {
         expect(await focused(page)).to.equal("H1: Account");
         await page.getByLabel("Display name", { exact: true }).waitFor();
         await expectGoodScreen(page, shot("account"), "Account");
+      });
+
+      it("usage: the plan, its warning and the charts, focused on its heading", async () => {
+        await page.getByRole("banner").getByRole("link", { name: "Usage" }).click();
+        await page.getByRole("heading", { name: "Usage", level: 1 }).waitFor();
+        expect(await focused(page)).to.equal("H1: Usage");
+        const warning = page.getByRole("status").filter({ hasText: "Close to a limit" });
+        await warning.getByText(/Users in a project in project shop: 1 of 1/).waitFor();
+        await page.locator(".usage-chart canvas").nth(4).waitFor();
+        const charts = await page
+          .locator(".usage-chart canvas")
+          .evaluateAll((canvases) => canvases.map((c) => c.getBoundingClientRect().width));
+        expect(charts).to.have.length(5);
+        for (const width of charts) expect(width).to.be.within(200, size.width);
+        const totals = (range: string) => page.locator("table").filter({ hasText: `Totals, ${range}` });
+        await totals("last 24 hours").getByText("Writes").waitFor();
+        await expectGoodScreen(page, shot("usage"), "Usage");
+        await page.getByLabel("Range").selectOption("month");
+        await totals("last 30 days").waitFor();
+        await expectGoodScreen(page, shot("usage-month"), "Usage");
       });
 
       it("the audit trail's filters, each labelled", async () => {

@@ -123,6 +123,30 @@ describe("request rate limits per account and per key", function () {
     });
   });
 
+  it("takes the account's plan's requests per window; the account's own limit still wins", async () => {
+    const { account, keys } = await freshAccount(1);
+    expect((await admin.send("PUT", "/plans/paced", { requestsPerWindow: 2 })).status).to.be.oneOf([
+      200, 201,
+    ]);
+    expect((await admin.send("PUT", `/accounts/${account}/plan`, { plan: "paced" })).status).to.equal(200);
+    const statuses: number[] = [];
+    for (let n = 0; n < 3; n++) statuses.push((await get(account, keys[0]!, n)).status);
+    expect(statuses).to.deep.equal([200, 200, 429]);
+    const refused = await get(account, keys[0]!, 1);
+    expect(refused.headers.get("ratelimit-policy")).to.match(/^"account";q=2;w=3600/);
+    // Logins (the auth service) share the account's bucket, with the same limit.
+    const login = await projectClient(platform.baseUrl, account, "shop").login({
+      username: "vera",
+      password: "vera-password",
+    });
+    expect(login.status).to.equal(429);
+    expect(login.headers.get("ratelimit-policy")).to.equal(`"account";q=2;w=3600`);
+    await admin.send("PUT", `/accounts/${account}`, { rateLimits: { account: 5 } });
+    expect((await get(account, keys[0]!, 0)).headers.get("ratelimit-policy")).to.match(
+      /^"account";q=5;w=3600/,
+    );
+  });
+
   it("refuses an account administrator who sets the account's limits (403), and changes nothing", async () => {
     const { account } = await freshAccount(0);
     await putAdmin(admin, account, "ada", "admin", "ada-password-1");

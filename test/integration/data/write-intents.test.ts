@@ -219,10 +219,99 @@ describe("write intents in Redis", () => {
     });
   });
 
+  describe("row counts (a plan's row limit)", () => {
+    const insert = (id: string): PlannedWrite => ({
+      kind: "insert",
+      collection: "shop.customer",
+      after: { _id: id, _ck: "n" },
+    });
+    const counts = async () => intents.rowCounts("acme");
+    const rows = (limit: number | null, inserts: number, deletes = 0) => ({
+      limit,
+      tables: { "shop.customer": [inserts, deletes] as [number, number] },
+    });
+
+    it("asks for a seed first; reserves with the locks; refuses past the limit, taking nothing", async () => {
+      const a = newIntentId();
+      expect(
+        await intents.acquire(a, [lock("x", false)], body([insert("x")]), 10_000, rows(2, 1)),
+      ).to.deep.equal({
+        seed: ["shop.customer"],
+      });
+      expect(await rowKeys(), "nothing taken").to.deep.equal([]);
+      await intents.seedRows("acme", "shop.customer", 1);
+      await intents.seedRows("acme", "shop.customer", 99);
+      expect(await counts()).to.deep.equal(new Map([["shop.customer", 1]]));
+      expect(await intents.acquire(a, [lock("x", false)], body([insert("x")]), 10_000, rows(2, 1))).to.equal(
+        "taken",
+      );
+      expect(await counts()).to.deep.equal(new Map([["shop.customer", 2]]));
+      const b = newIntentId();
+      expect(
+        await intents.acquire(b, [lock("y", false)], body([insert("y")]), 10_000, rows(2, 1)),
+      ).to.deep.equal({
+        over: { collection: "shop.customer", rows: 2 },
+      });
+      expect(await redis.exists(intents.lockKey("acme", "shop.customer", "y")), "no lock taken").to.equal(0);
+      // A write that inserts one and deletes one adds nothing: it passes at the limit.
+      expect(
+        await intents.acquire(
+          b,
+          [lock("y", false), lock("z")],
+          body([insert("y"), remove("z")]),
+          10_000,
+          rows(2, 1, 1),
+        ),
+      ).to.equal("taken");
+    });
+
+    it("a committed write gives back what it deleted, an undone one what it reserved; planning again replaces the reservation", async () => {
+      await intents.seedRows("acme", "shop.customer", 5);
+      const a = newIntentId();
+      await intents.acquire(a, [lock("x", false)], body([insert("x")]), 10_000, rows(null, 3));
+      await intents.acquire(a, [lock("x", false)], body([insert("x")]), 10_000, rows(null, 1));
+      expect(await counts(), "the second plan's reservation replaced the first's").to.deep.equal(
+        new Map([["shop.customer", 6]]),
+      );
+      await intents.finish("acme", a, a, [lock("x").key], new Set(), 0);
+      expect(await counts(), "undone").to.deep.equal(new Map([["shop.customer", 5]]));
+      const b = newIntentId();
+      await intents.acquire(
+        b,
+        [lock("y", false), lock("z")],
+        body([insert("y"), remove("z")]),
+        10_000,
+        rows(null, 1, 1),
+      );
+      expect(await counts()).to.deep.equal(new Map([["shop.customer", 6]]));
+      await intents.finish("acme", b, b, [lock("y").key, lock("z").key], new Set(), 0, undefined, true);
+      expect(await counts(), "committed: one in, one out").to.deep.equal(new Map([["shop.customer", 5]]));
+    });
+
+    it("with transactions: a reservation of its own, settled committed or not", async () => {
+      await intents.seedRows("acme", "shop.customer", 1);
+      const a = newIntentId();
+      expect(await intents.reserveRows("acme", a, rows(2, 1), 10_000)).to.equal("taken");
+      expect(await intents.reserveRows("acme", newIntentId(), rows(2, 1), 10_000)).to.deep.equal({
+        over: { collection: "shop.customer", rows: 2 },
+      });
+      await intents.settleRows("acme", a, false);
+      expect(await counts()).to.deep.equal(new Map([["shop.customer", 1]]));
+      const b = newIntentId();
+      expect(await intents.reserveRows("acme", b, rows(2, 1, 1), 10_000)).to.equal("taken");
+      await intents.settleRows("acme", b, true);
+      expect(await counts()).to.deep.equal(new Map([["shop.customer", 1]]));
+      expect(await rowKeys(), "the reservations are gone").to.deep.equal([`${prefix}rowcount:{acme}`]);
+    });
+  });
+
   describe("row-lock sessions", () => {
     const logger = createLogger("test", "silent");
     const policy = retryPolicy({ lockWaitMs: 400, leaseMs: 2000 });
-    const process = (p = policy) => new RowLocks({ queue: new RowQueue(), intents, policy: p, logger });
+    // Nothing is stored in the store under "acme": every collection's row count starts at 0.
+    const countRows = async () => 0;
+    const process = (p = policy) =>
+      new RowLocks({ queue: new RowQueue(), intents, policy: p, logger, countRows });
 
     it("requests of one process take turns in the queue; the later one's plan is stale", async () => {
       const locks = process();

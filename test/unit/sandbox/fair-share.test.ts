@@ -103,6 +103,17 @@ describe("sandbox fair share", () => {
     await ask("other");
   });
 
+  it("holds an account to its own budget (its plan's) when its call names one", async () => {
+    const { share } = setup();
+    (await share.turn("big", undefined, 5000)).end(1200);
+    (await share.turn("big", undefined, 5000)).end(1200);
+    // 2400 ms used: over the default 1000 ms, under its own 5000 ms.
+    (await share.turn("big", undefined, 5000)).end(0);
+    (await share.turn("small", undefined, 100)).end(150);
+    const refusal = await share.turn("small", undefined, 100).catch((e: unknown) => e);
+    expect(refusal).to.be.instanceOf(FairShareRefusal);
+  });
+
   it("refuses the waiting calls of an account that goes over its budget meanwhile", async () => {
     const { ask } = setup();
     const one = await ask("a");

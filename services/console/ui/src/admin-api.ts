@@ -14,6 +14,7 @@ import type {
   ProjectSummaryView,
   ProjectView,
   RevisionWithDefinitionView,
+  UsageView,
   UserBody,
   UserView,
 } from "../../../../shared/contracts/admin-api.ts";
@@ -30,6 +31,9 @@ export type {
   ProjectSummaryView,
   RevisionView,
   RevisionWithDefinitionView,
+  UsagePointView,
+  UsageView,
+  UsageWarningView,
   UserView,
 } from "../../../../shared/contracts/admin-api.ts";
 export { AUDIT_KINDS, byParam } from "../../../../shared/contracts/admin-api.ts";
@@ -72,6 +76,8 @@ export function adminApi(client: Client, account: string) {
         client.call<AdminView>("PUT", `${accountPath}/admins/${seg(login)}`, { body }),
       remove: (login: string) => client.call("DELETE", `${accountPath}/admins/${seg(login)}`),
     },
+    /** The account's plan, current use, warnings and series (`query`: from, to, step). */
+    usage: (query: string, signal?: AbortSignal) => get<UsageView>(`${accountPath}/usage?${query}`, signal),
     /** The first page of the audit trail with these filters (`usePaged` follows `next_batch`). */
     auditPath: (query: string) => `${accountPath}/audit?${query}`,
     projects: {

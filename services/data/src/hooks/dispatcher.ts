@@ -48,7 +48,12 @@ export interface DispatchTiming {
 }
 
 export interface DispatchMetrics {
-  attempt(outcome: "delivered" | "failed" | "dead", latencyMs: number): void;
+  /** One delivery attempt of a subscription of `account`'s `project`. */
+  attempt(
+    outcome: "delivered" | "failed" | "dead",
+    latencyMs: number,
+    where: { account: string; project: string },
+  ): void;
   /** Events the feed no longer had when their delivery was due (trimmed before they were read). */
   lost(events: number): void;
 }
@@ -361,7 +366,7 @@ class SubscriptionWorker {
     if (result.error === null) {
       if (item.state) await store.retried(storage, id, delivery.webhookId);
       else if (item.from) await store.ack(storage, id, item.from.source, [item.from.entry]);
-      metrics.attempt("delivered", result.latencyMs);
+      metrics.attempt("delivered", result.latencyMs, this.#project);
       await this.#log({ ...logged, outcome: "delivered" });
       return;
     }
@@ -375,12 +380,12 @@ class SubscriptionWorker {
     if (now - state.firstAttemptAt >= timing.retryWindowMs) {
       const dead: DeadLetter = { ...state, parkedAt: now };
       await store.park(storage, id, item.from, dead);
-      metrics.attempt("dead", result.latencyMs);
+      metrics.attempt("dead", result.latencyMs, this.#project);
       await this.#log({ ...logged, outcome: "dead" });
       return;
     }
     await store.fail(storage, id, item.from, state, now + retryDelayMs(timing.backoff, attempt));
-    metrics.attempt("failed", result.latencyMs);
+    metrics.attempt("failed", result.latencyMs, this.#project);
     await this.#log({ ...logged, outcome: "failed" });
   }
 }

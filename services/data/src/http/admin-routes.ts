@@ -10,6 +10,8 @@
 import Router from "@koa/router";
 import type { AdminCallerDeps } from "../../../../shared/admin-access/caller.ts";
 import { adminGate } from "../../../../shared/admin-access/gate.ts";
+import { targetOf } from "../../../../shared/admin-access/permissions.ts";
+import { ApiError } from "../../../../shared/errors.ts";
 import { addAccountAdminRoutes } from "./admin/account-admin-routes.ts";
 import { addAccountRoutes } from "./admin/account-routes.ts";
 import { addAuditRoutes } from "./admin/audit-routes.ts";
@@ -18,6 +20,7 @@ import type { AdminRouteDeps } from "./admin/deps.ts";
 import { addLacImportRoutes } from "./admin/lac-import-routes.ts";
 import { addNameCheckRoutes } from "./admin/name-check-routes.ts";
 import { addProjectRoutes } from "./admin/project-routes.ts";
+import { addUsageRoutes } from "./admin/usage-routes.ts";
 import { addUserRoutes } from "./admin/user-routes.ts";
 import { addWebhookRoutes } from "./admin/webhook-routes.ts";
 
@@ -26,12 +29,27 @@ export type AdminDeps = AdminRouteDeps & AdminCallerDeps;
 export function adminRouter(deps: AdminDeps): Router {
   const router = new Router({ prefix: "/admin/v1" });
   router.use(adminGate({ ...deps, audit: deps.auditTrail }));
+  // A call the gate let into an account counts in that account's usage (kind `admin`).
+  const meter = deps.meterRequest;
+  if (meter)
+    router.use(async (ctx, next) => {
+      const account = targetOf(ctx.path).account;
+      try {
+        await next();
+        if (account !== undefined) meter(account, undefined, "admin", ctx.status);
+      } catch (err) {
+        if (account !== undefined)
+          meter(account, undefined, "admin", err instanceof ApiError ? err.statusCode : 500);
+        throw err;
+      }
+    });
   addAccountRoutes(router, deps);
   addAccountAdminRoutes(router, deps);
   addProjectRoutes(router, deps);
   addUserRoutes(router, deps);
   addLacImportRoutes(router, deps);
   addWebhookRoutes(router, deps);
+  addUsageRoutes(router, deps);
   addAuditRoutes(router, deps);
   addNameCheckRoutes(router, deps);
   addDefinitionSchemaRoutes(router);

@@ -53,6 +53,10 @@ export interface LiveStreamDeps {
   onCut?: () => void;
   /** True once the process is shutting down: its streams are cut (clients resume elsewhere). */
   shuttingDown: () => boolean;
+  /** The account's own limit of open streams (its plan's `liveStreams`); null: `limits.perAccount`. */
+  accountLimit?: (account: string) => Promise<number | null>;
+  /** Told of each stream that opens; the function it answers is called when the stream closes (metering). */
+  opened?: (account: string, project: string) => () => void;
 }
 
 /** Events read from the feed at once when catching up. */
@@ -116,7 +120,9 @@ export class LiveStreams {
     };
     const view: KeyedView = { view: liveView(r, resource, client), key: liveViewKey(r, resource, client) };
     const account = r.project.account;
-    if (!this.#accounts.has(account, limits.perAccount)) throw tooManyStreams("account");
+    const perAccount = (await this.#deps.accountLimit?.(account)) ?? limits.perAccount;
+    // From here to the count below nothing waits, so the check and the count are one step.
+    if (!this.#accounts.has(account, perAccount)) throw tooManyStreams("account");
     if (!this.#keys.has(r.key.id, limits.perKey)) throw tooManyStreams("key");
     const resume = parseStreamId(ctx.get("last-event-id") || undefined);
     const stream = feed.streamOf(r.project.storage);
@@ -136,6 +142,7 @@ export class LiveStreams {
 
     this.#accounts.add(account, 1);
     this.#keys.add(r.key.id, 1);
+    const metered = this.#deps.opened?.(account, r.project.name);
     const res = ctx.res;
     ctx.respond = false;
     res.writeHead(200, {
@@ -203,6 +210,7 @@ export class LiveStreams {
       unsubscribe();
       this.#accounts.add(account, -1);
       this.#keys.add(r.key.id, -1);
+      metered?.();
     });
 
     try {

@@ -7,7 +7,7 @@
 import Router from "@koa/router";
 import type { Context } from "koa";
 import { type AuditSink, auditedWhenAdmin, noteAudit } from "../../../../shared/admin-access/audit.ts";
-import { errors } from "../../../../shared/errors.ts";
+import { ApiError, errors } from "../../../../shared/errors.ts";
 import { readJsonBody } from "../../../../shared/http/json-body.ts";
 import { decodePathSegment } from "../../../../shared/http/path-segment.ts";
 import type { Logger } from "../../../../shared/logger.ts";
@@ -21,8 +21,9 @@ import { changeSummary } from "../domain/write/change-summary.ts";
 import { renderWriteAnswer, writeAnswerParts } from "../domain/write/write-answer.ts";
 import { executeWrite, type PlanExtension } from "../domain/write/writer.ts";
 import type { ScriptRequest, ScriptRunner } from "../scripts/script-runner.ts";
-import type { WriteLoop } from "../store/tenant-rows.ts";
+import type { WriteLoop, WriteQuota } from "../store/tenant-rows.ts";
 import type { TenantStore } from "../store/tenant-store.ts";
+import type { RequestKind } from "../usage/usage-meter.ts";
 import { callerAccess, keyAccess } from "./access-view.ts";
 import { answerCsvColumns } from "./answer-csv-columns.ts";
 import { apiDocument, docsFormat } from "./api-docs.ts";
@@ -60,6 +61,15 @@ export interface RestDeps extends ProjectRequestDeps {
   live?: LiveStreams;
   /** Where account administrators' writes are recorded (their keys open the data API too). */
   audit: AuditSink;
+  /** What each account's writes are held to by its plan (none: no limits). */
+  writeQuota?: (account: string) => Promise<WriteQuota>;
+  /** Counts each request of an account, by project, kind and status (none: metering is off). */
+  meterRequest?: (account: string, project: string, kind: RequestKind, status: number) => void;
+}
+
+/** Where a request that reached a project is counted (set once its key was accepted for it). */
+interface MeteredState {
+  metered?: { account: string; project: string; kind: RequestKind };
 }
 
 const column = (name: string) => ({ header: name, path: [name] });
@@ -135,9 +145,24 @@ export function restRouter(deps: RestDeps): Router {
   });
 
   // Writes made with an account administrator's key are audited; other keys' are not.
-  const handle = (ctx: Context) => auditedWhenAdmin(ctx, deps.audit, () => handleResource(ctx));
+  const handle = async (ctx: Context) => {
+    try {
+      await auditedWhenAdmin(ctx, deps.audit, () => handleResource(ctx));
+      meter(ctx, ctx.status);
+    } catch (err) {
+      meter(ctx, err instanceof ApiError ? err.statusCode : 500);
+      throw err;
+    }
+  };
+  /** Counts a request whose key opened the project; nobody else's requests reach an account's usage. */
+  const meter = (ctx: Context, status: number) => {
+    const metered = (ctx.state as MeteredState).metered;
+    if (metered) deps.meterRequest?.(metered.account, metered.project, metered.kind, status);
+  };
   const handleResource = async (ctx: Context) => {
     const r = await resolveProjectRequest(ctx, deps);
+    const kind = ctx.method !== "GET" ? "write" : deps.live && wantsEventStream(ctx) ? "stream" : "read";
+    (ctx.state as MeteredState).metered = { account: r.project.account, project: r.project.name, kind };
     const { name, keyText } = resourceTarget(r, ctx.path);
     const scripted = r.version.scripts.resources.get(name);
     if (scripted) return javascriptResource(ctx, r, scripted, keyText);
@@ -230,6 +255,7 @@ export function restRouter(deps: RestDeps): Router {
         urlKey,
         checksum: single(r.params, "checksum"),
         ignoreDeleted: r.params.has("ignoredeleted") && single(r.params, "ignoredeleted") !== "false",
+        quota: await deps.writeQuota?.(r.project.account),
       },
       deps.planExtension,
     );

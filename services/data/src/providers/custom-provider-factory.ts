@@ -38,6 +38,10 @@ export function createCustomProviderFactory(options: {
   onSandboxProcessRestart?: (reason: RestartReason) => void;
   /** Told each sandbox call refused by its account's fair share, and why (metrics). */
   onSandboxRefusal?: (reason: string) => void;
+  /** Told the isolate CPU time of each call, by account (metering). */
+  onSandboxCpuTime?: (account: string, ms: number) => void;
+  /** The account's own sandbox CPU budget per window (its plan's); null: SANDBOX_ACCOUNT_CPU_MS. */
+  sandboxCpuBudgetOf?: (account: string) => Promise<number | null>;
 }): CustomProviderFactory {
   const { config, logger } = options;
   const processes = new ProcessSandboxPool({
@@ -60,6 +64,8 @@ export function createCustomProviderFactory(options: {
   const pool = new FairSharePool(processes, share, {
     timeoutMs: config.SANDBOX_TIMEOUT_MS,
     onRefusal: options.onSandboxRefusal,
+    onCpuTime: options.onSandboxCpuTime,
+    cpuBudgetOf: options.sandboxCpuBudgetOf,
   });
   // The most recently used projects' providers; one evicted is made again when next used.
   const providers = new LRUCache<string, { uid: string; revision: number; provider: CustomAuthProvider }>({

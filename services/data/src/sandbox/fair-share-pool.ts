@@ -31,6 +31,10 @@ export interface FairSharePoolOptions {
   timeoutMs: number;
   /** Told each refusal (429), and why: `cpu` (budget used) or `queue` (too many calls waiting). */
   onRefusal?: (reason: FairShareRefusal["reason"]) => void;
+  /** Told the isolate CPU time each call of an account was charged (metering). */
+  onCpuTime?: (account: string, ms: number) => void;
+  /** The account's own CPU budget per window (its plan's `sandboxCpuMs`); null: the share's default. */
+  cpuBudgetOf?: (account: string) => Promise<number | null>;
 }
 
 /** A program whose calls take a turn of its account first. */
@@ -76,6 +80,8 @@ export class FairSharePool implements SandboxPool {
   private readonly share: FairShare;
   private readonly timeoutMs: number;
   private readonly onRefusal: (reason: FairShareRefusal["reason"]) => void;
+  private readonly onCpuTime: (account: string, ms: number) => void;
+  private readonly cpuBudgetOf: (account: string) => Promise<number | null>;
   private readonly programs = new WeakMap<SandboxProgram, FairShareProgram>();
 
   constructor(inner: SandboxPool, share: FairShare, options: FairSharePoolOptions) {
@@ -83,6 +89,8 @@ export class FairSharePool implements SandboxPool {
     this.share = share;
     this.timeoutMs = options.timeoutMs;
     this.onRefusal = options.onRefusal ?? (() => {});
+    this.onCpuTime = options.onCpuTime ?? (() => {});
+    this.cpuBudgetOf = options.cpuBudgetOf ?? (async () => null);
   }
 
   get allowLoopbackFetch(): boolean {
@@ -177,6 +185,7 @@ export class FairSharePool implements SandboxPool {
       throw e;
     } finally {
       turn.end(cpuMs);
+      this.onCpuTime(account, cpuMs);
     }
   }
 
@@ -185,7 +194,8 @@ export class FairSharePool implements SandboxPool {
     const abort = new AbortController();
     const timer = setTimeout(() => abort.abort(), timeoutMs);
     try {
-      return await this.share.turn(account, abort.signal);
+      const budget = (await this.cpuBudgetOf(account)) ?? undefined;
+      return await this.share.turn(account, abort.signal, budget);
     } catch (e) {
       if (e instanceof FairShareRefusal) {
         this.onRefusal(e.reason);

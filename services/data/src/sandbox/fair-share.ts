@@ -106,6 +106,8 @@ interface AccountShare {
   running: number;
   waiting: Waiter[];
   cpu: CpuWindow;
+  /** The account's CPU budget per window, as its last call said (its plan's, or the default). */
+  cpuBudgetMs: number;
 }
 
 export class FairShare {
@@ -132,12 +134,14 @@ export class FairShare {
    * Resolves with a turn once `account` may run a call. Rejects at once with
    * FairShareRefusal when the account is over its CPU budget or its queue is
    * full; with `signal`'s reason when it is aborted before the turn comes.
+   * `cpuBudgetMs`: the account's own budget per window (its plan's), else `accountCpuMs`.
    */
-  turn(account: string, signal?: AbortSignal): Promise<Turn> {
+  turn(account: string, signal?: AbortSignal, cpuBudgetMs?: number): Promise<Turn> {
     if (++this.asked % SWEEP_EVERY === 0) {
       for (const [name, idle] of [...this.accounts]) this.forgetIfIdle(name, idle);
     }
     const share = this.shareOf(account);
+    share.cpuBudgetMs = Math.max(1, cpuBudgetMs ?? this.limits.accountCpuMs);
     const refusal = this.overBudget(share);
     if (refusal) return this.refused(account, share, refusal);
     if (share.waiting.length === 0 && this.hasRoom(share)) return Promise.resolve(this.start(account, share));
@@ -183,14 +187,19 @@ export class FairShare {
   private shareOf(account: string): AccountShare {
     let share = this.accounts.get(account);
     if (!share) {
-      share = { running: 0, waiting: [], cpu: new CpuWindow(this.limits.windowMs) };
+      share = {
+        running: 0,
+        waiting: [],
+        cpu: new CpuWindow(this.limits.windowMs),
+        cpuBudgetMs: this.limits.accountCpuMs,
+      };
       this.accounts.set(account, share);
     }
     return share;
   }
 
   private overBudget(share: AccountShare): FairShareRefusal | undefined {
-    const wait = share.cpu.waitBelow(this.limits.accountCpuMs, this.now());
+    const wait = share.cpu.waitBelow(share.cpuBudgetMs, this.now());
     return wait > 0 ? new FairShareRefusal("cpu", wait) : undefined;
   }
 

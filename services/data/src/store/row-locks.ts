@@ -18,7 +18,14 @@ import { ConflictError, type PlannedWrite, rowOf } from "./guarded-writes.ts";
 import { Lease } from "./intent-lease.ts";
 import { backoffMs, type RetryPolicy, sleep } from "./retry-policy.ts";
 import type { RowQueue } from "./row-queue.ts";
-import { newIntentId, type RowLockRequest, type WriteIntents } from "./write-intents.ts";
+import {
+  newIntentId,
+  type RowLockRequest,
+  type RowRefusal,
+  type RowReservation,
+  rowChanges,
+  type WriteIntents,
+} from "./write-intents.ts";
 import type { WriteReplication } from "./write-replication.ts";
 
 export interface RowLocksDeps {
@@ -30,6 +37,24 @@ export interface RowLocksDeps {
   onLeft?: () => void;
   /** Waits for a Redis replica to have the step that completed a write (write-replication.ts). */
   replicated?: WriteReplication;
+  /** The rows a collection holds, from the store (seeds a row count nobody kept yet). */
+  countRows: (database: string, collection: string) => Promise<number>;
+}
+
+/** A write would pass its row limit: refused whole, nothing taken. */
+export class RowLimitRefusal extends Error {
+  readonly collection: string;
+  /** The rows the collection holds, with those that writes in flight reserved. */
+  readonly rows: number;
+  readonly limit: number;
+
+  constructor(collection: string, rows: number, limit: number) {
+    super(`row limit ${limit} of ${collection} reached (${rows} rows)`);
+    this.name = "RowLimitRefusal";
+    this.collection = collection;
+    this.rows = rows;
+    this.limit = limit;
+  }
 }
 
 export class RowLocks {
@@ -73,6 +98,8 @@ export class RowLockSession {
   #held = new Set<string>();
   #lease: Lease | undefined;
   #state: IntentState = "clean";
+  /** With transactions: rows reserved in the row counts, not yet settled. */
+  #reserved = false;
 
   constructor(deps: RowLocksDeps, database: string, withoutTransactions: boolean) {
     this.#deps = deps;
@@ -84,18 +111,62 @@ export class RowLockSession {
    * Locks every row `writes` touch (on top of those already held) and, without transactions,
    * records the intent for `writes`. Resolves to true when the plan may be stale and should be
    * made again (the locks stay held). Throws 409 when other requests hold the rows for longer
-   * than the lock wait.
+   * than the lock wait, RowLimitRefusal when the writes would pass `rowLimit` (rows per
+   * collection; null: none) in a collection.
    */
-  async hold(writes: PlannedWrite[], plannedAt: number): Promise<boolean> {
+  async hold(writes: PlannedWrite[], plannedAt: number, rowLimit: number | null = null): Promise<boolean> {
     if (this.#state !== "clean") throw new Error("rows can only be locked before writing");
     const requests = lockRequests(this.#deps.intents, this.#database, writes);
+    const rows: RowReservation = { limit: rowLimit, tables: rowChanges(writes) };
     // Rows a plan inserts get fresh generated keys on every plan: they take Redis locks (nobody
     // may build on an insert that could still be undone) but are no reason to plan again.
     let stale = await this.#queue(requests.filter((r) => r.existed).map((r) => r.key));
-    if (!this.withoutTransactions || (requests.length === 0 && this.#held.size === 0)) return stale;
+    if (!this.withoutTransactions) {
+      await this.#reserveRows(rows);
+      return stale;
+    }
+    if (requests.length === 0 && this.#held.size === 0) return stale;
     // A plan older than a delete tombstone lives could miss a delete made since its read.
     if (Date.now() - plannedAt > this.#deps.policy.tombstoneMs) stale = true;
-    return (await this.#lockInRedis(writes, requests)) || stale;
+    return (await this.#lockInRedis(writes, requests, rows)) || stale;
+  }
+
+  /** Seeds the row counts a script asked for, or throws the refusal. */
+  async #seedOrRefuse(refusal: RowRefusal, limit: number | null): Promise<void> {
+    if ("over" in refusal) {
+      const { collection, rows } = refusal.over;
+      throw new RowLimitRefusal(collection, rows, limit ?? 0);
+    }
+    for (const collection of refusal.seed) {
+      const rows = await this.#deps.countRows(this.#database, collection);
+      await this.#deps.intents.seedRows(this.#database, collection, rows);
+    }
+  }
+
+  /** With transactions: reserves the plan's rows in the row counts (again, when it was planned again). */
+  async #reserveRows(rows: RowReservation): Promise<void> {
+    const { intents, policy } = this.#deps;
+    if (Object.keys(rows.tables).length === 0 && !this.#reserved) return;
+    for (;;) {
+      const outcome = await intents.reserveRows(this.#database, this.#id, rows, policy.leaseMs);
+      if (outcome === "taken") break;
+      await this.#seedOrRefuse(outcome, rows.limit);
+    }
+    this.#reserved = true;
+  }
+
+  /** With transactions: the transaction committed; the rows it deleted leave the row counts. */
+  async transactionCommitted(): Promise<void> {
+    if (!this.#reserved) return;
+    this.#reserved = false;
+    await this.#deps.intents
+      .settleRows(this.#database, this.#id, true)
+      .catch((err: unknown) =>
+        this.#deps.logger.warn(
+          { error: err instanceof Error ? err.name : typeof err },
+          "the row counts of a committed transaction were not settled; a recount corrects them",
+        ),
+      );
   }
 
   /** Waits in the in-process queue; true when another request of this process held a row or the set grew. */
@@ -111,7 +182,11 @@ export class RowLockSession {
     return contended;
   }
 
-  async #lockInRedis(writes: PlannedWrite[], requests: RowLockRequest[]): Promise<boolean> {
+  async #lockInRedis(
+    writes: PlannedWrite[],
+    requests: RowLockRequest[],
+    rows: RowReservation,
+  ): Promise<boolean> {
     const { intents, policy } = this.#deps;
     const wanted = new Map<string, RowLockRequest>(
       [...this.#held].map((key) => [key, { key, existed: false }]),
@@ -123,7 +198,12 @@ export class RowLockSession {
     let waited = false;
     for (let attempt = 1; ; attempt++) {
       const sentAt = Date.now();
-      const outcome = await intents.acquire(this.#id, locks, body, policy.leaseMs);
+      const outcome = await intents.acquire(this.#id, locks, body, policy.leaseMs, rows);
+      if (typeof outcome === "object") {
+        // Nothing was taken: seed the counts asked for (then try again at once), or refuse.
+        await this.#seedOrRefuse(outcome, rows.limit);
+        continue;
+      }
       if (outcome !== "busy") {
         this.#held = new Set(wanted.keys());
         this.#startLease(sentAt);
@@ -199,7 +279,7 @@ export class RowLockSession {
         .map((w) => intents.lockKey(database, w.collection, rowOf(w)._id)),
     );
     const finish = () =>
-      intents.finish(database, this.#id, this.#id, [...this.#held], deleted, policy.tombstoneMs, feed);
+      intents.finish(database, this.#id, this.#id, [...this.#held], deleted, policy.tombstoneMs, feed, true);
     // A lost reply is asked again: "gone" then means the first call did it, as long as nobody
     // could have claimed the intent meanwhile (the lease is still ours).
     const outcome = await finish().catch(() => finish().catch((err: unknown) => err));
@@ -230,6 +310,12 @@ export class RowLockSession {
   /** Ends the request: releases what is still held unless the intent is left for recovery. */
   async close(): Promise<void> {
     try {
+      if (this.#reserved) {
+        this.#reserved = false;
+        await this.#deps.intents.settleRows(this.#database, this.#id, false).catch(() => {
+          // Redis unreachable: the reservation stays counted until a recount.
+        });
+      }
       if (this.#state === "writing") await this.leaveForRecovery();
       else if (this.#state === "clean" && this.#held.size > 0) {
         await this.#release().catch((err: unknown) =>

@@ -107,7 +107,20 @@ export interface Planned<T> {
   rulesOf?: (write: RowWrite) => string[];
 }
 
+/** The limits of the account's plan a write is held to (docs/tenants.md#quotas). */
+export interface WriteQuota {
+  plan: string;
+  /** Rows one table may hold; null: no limit. */
+  rowsPerTable: number | null;
+  /** The account's stored bytes as last measured reached its limit: only deletes are written. */
+  storageFull?: { used: number; limit: number };
+}
+
 /** Plans with `plan` (as often as needed) and commits: plan → lock → re-plan → commit (write-loop.ts). */
 export interface WriteLoop {
-  run<T>(storage: TenantStorage, plan: () => Promise<Planned<T>>): Promise<{ value: T; attempts: number }>;
+  run<T>(
+    storage: TenantStorage,
+    plan: () => Promise<Planned<T>>,
+    quota?: WriteQuota,
+  ): Promise<{ value: T; attempts: number }>;
 }

@@ -38,6 +38,7 @@ import {
   intentDatabasesKey,
   intentIndexKey,
   intentKeyPrefix,
+  rowCountsKey,
   rowLockKey,
 } from "../../../../shared/redis/key-layout.ts";
 import { defineScript, type Script } from "../../../../shared/redis/scripts.ts";
@@ -49,12 +50,64 @@ const NOW = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
 
-// KEYS: intents, intent, row locks…; ARGV: id, lease ms, body, keys (JSON), intent key prefix, then
-// per row lock '1' when the plan read the row as existing. Returns 0 (a row is held by another
-// intent; nothing taken), 1 (taken), 2 (taken, but a row the plan read was deleted since).
-const ACQUIRE = `
+/**
+ * Rows per collection (rowCountsKey): a write reserves the rows it inserts when it locks them and
+ * gives back what it deleted when it commits (or what it reserved when it is undone), so the count
+ * never falls below the rows stored, and a row limit checked here is never passed. The intent's
+ * `rows` field says what it reserved: {collection: [inserts, deletes]}.
+ */
+const ROWS_LUA = `
+local function give_back(counts, reserved, column)
+  for coll, c in pairs(reserved) do
+    local n = c[column]
+    if n > 0 and redis.call('HEXISTS', counts, coll) == 1 then redis.call('HINCRBY', counts, coll, -n) end
+  end
+end
+-- Checks and reserves ARGV[n] ({limit, tables}) for the intent; nil when done, else the refusal.
+local function reserve_rows(counts, intent, n)
+  local rows = cjson.decode(ARGV[n])
+  local limit = tonumber(rows.limit)
+  local prev = {}
+  local text = redis.call('HGET', intent, 'rows')
+  if text then prev = cjson.decode(text) end
+  local missing = {}
+  for coll, _ in pairs(rows.tables) do
+    if redis.call('HEXISTS', counts, coll) == 0 then table.insert(missing, coll) end
+  end
+  if #missing > 0 then return {3, unpack(missing)} end
+  if limit >= 0 then
+    for coll, c in pairs(rows.tables) do
+      local net = c[1] - c[2]
+      if net > 0 then
+        local held = 0
+        if prev[coll] then held = prev[coll][1] end
+        local current = tonumber(redis.call('HGET', counts, coll)) - held
+        if current + net > limit then return {4, coll, current} end
+      end
+    end
+  end
+  give_back(counts, prev, 1)
+  for coll, c in pairs(rows.tables) do
+    if c[1] > 0 then redis.call('HINCRBY', counts, coll, c[1]) end
+  end
+  redis.call('HSET', intent, 'rows', cjson.encode(rows.tables))
+  return nil
+end
+-- The intent ends: committed ('1') its deletes leave the count, undone its reservation does.
+local function settle_rows(counts, intent, committed)
+  local text = redis.call('HGET', intent, 'rows')
+  if not text then return end
+  if committed == '1' then give_back(counts, cjson.decode(text), 2) else give_back(counts, cjson.decode(text), 1) end
+end`;
+
+// KEYS: intents, intent, row counts, row locks…; ARGV: id, lease ms, body, keys (JSON), intent key
+// prefix, rows to reserve (JSON), then per row lock '1' when the plan read the row as existing.
+// Returns 0 (a row is held by another intent; nothing taken), 1 (taken), 2 (taken, but a row the
+// plan read was deleted since), {3, collections…} (their row counts must be seeded first; nothing
+// taken), {4, collection, rows} (the row limit would be passed; nothing taken).
+const ACQUIRE = `${ROWS_LUA}
 local id, stale = ARGV[1], 0
-for i = 3, #KEYS do
+for i = 4, #KEYS do
   local holder = redis.call('GET', KEYS[i])
   if holder == '~deleted' then
     if ARGV[i + 3] == '1' then stale = 1 end
@@ -63,33 +116,50 @@ for i = 3, #KEYS do
     if redis.call('EXISTS', ARGV[5] .. holder) == 1 or redis.call('PTTL', KEYS[i]) > 0 then return 0 end
   end
 end
-for i = 3, #KEYS do redis.call('SET', KEYS[i], id) end
+local refused = reserve_rows(KEYS[3], KEYS[2], 6)
+if refused then return refused end
+for i = 4, #KEYS do redis.call('SET', KEYS[i], id) end
 ${NOW}
 redis.call('HSET', KEYS[2], 'owner', id, 'body', ARGV[3], 'keys', ARGV[4])
 redis.call('HSETNX', KEYS[2], 'since', now)
 redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), id)
 return 1 + stale`;
 
-// KEYS: intents, intent, feed stream, row locks…; ARGV: id, owner, tombstone ms, then the feed's
-// entries, max length and max age (change-feed.ts), then per row lock '1' to leave a delete
-// tombstone. Appends the entries only when it finishes the intent. Returns 1 (finished), 2 (already
-// gone), 0 (another owner works it).
-const FINISH = `${APPEND_FEED_LUA}
+// With transactions (no intent, no row locks in Redis): KEYS: row counts, the reservation (an
+// intent key nobody indexes); ARGV: lease ms, rows (JSON). Returns 1 or the refusal as ACQUIRE.
+const RESERVE = `${ROWS_LUA}
+local refused = reserve_rows(KEYS[1], KEYS[2], 2)
+if refused then return refused end
+redis.call('PEXPIRE', KEYS[2], ARGV[1])
+return 1`;
+
+// KEYS: row counts, the reservation; ARGV: '1' committed, '0' not.
+const SETTLE = `${ROWS_LUA}
+settle_rows(KEYS[1], KEYS[2], ARGV[1])
+redis.call('DEL', KEYS[2])
+return 1`;
+
+// KEYS: intents, intent, feed stream, row counts, row locks…; ARGV: id, owner, tombstone ms, '1'
+// when the writes committed ('0': undone or never applied), then the feed's entries, max length and
+// max age (change-feed.ts), then per row lock '1' to leave a delete tombstone. Appends the entries
+// only when it finishes the intent. Returns 1 (finished), 2 (already gone), 0 (another owner works it).
+const FINISH = `${APPEND_FEED_LUA}${ROWS_LUA}
 local owner = redis.call('HGET', KEYS[2], 'owner')
 if not owner then
   redis.call('ZREM', KEYS[1], ARGV[1])
   return 2
 end
 if owner ~= ARGV[2] then return 0 end
-for i = 4, #KEYS do
+for i = 5, #KEYS do
   if redis.call('GET', KEYS[i]) == ARGV[1] then
     if ARGV[i + 3] == '1' then redis.call('SET', KEYS[i], '~deleted', 'PX', ARGV[3])
     else redis.call('DEL', KEYS[i]) end
   end
 end
+settle_rows(KEYS[4], KEYS[2], ARGV[4])
 redis.call('DEL', KEYS[2])
 redis.call('ZREM', KEYS[1], ARGV[1])
-append_feed(KEYS[3], 4)
+append_feed(KEYS[3], 5)
 return 1`;
 
 // KEYS: intents, intent; ARGV: id, owner, lease ms ('' hands the intent over to recovery now).
@@ -168,7 +238,45 @@ export interface ClaimedIntent extends IntentBody {
   ageMs: number;
 }
 
-export type AcquireOutcome = "taken" | "busy" | "stale";
+/**
+ * The rows a write adds to and removes from each collection (inserts, deletes), and the row limit
+ * per collection (null: none; the counts are kept all the same).
+ */
+export interface RowReservation {
+  limit: number | null;
+  tables: Record<string, [inserts: number, deletes: number]>;
+}
+
+/** Refusals of the row counts: collections whose count must be seeded first, or a limit passed. */
+export type RowRefusal = { seed: string[] } | { over: { collection: string; rows: number } };
+
+export type AcquireOutcome = "taken" | "busy" | "stale" | RowRefusal;
+
+const NO_ROWS: RowReservation = { limit: null, tables: {} };
+
+/** The rows `writes` insert and delete, per collection (updates change no count). */
+export function rowChanges(writes: PlannedWrite[]): RowReservation["tables"] {
+  const tables: RowReservation["tables"] = {};
+  for (const w of writes) {
+    if (w.kind === "update") continue;
+    const counts = tables[w.collection] ?? [0, 0];
+    counts[w.kind === "insert" ? 0 : 1]++;
+    tables[w.collection] = counts;
+  }
+  return tables;
+}
+
+function encodeRows(rows: RowReservation): string {
+  // cjson decodes an empty JSON object as a table that pairs() walks as empty, as wanted.
+  return JSON.stringify({ limit: rows.limit ?? -1, tables: rows.tables });
+}
+
+/** A script's answer about row counts: a refusal, or undefined. */
+function rowRefusal(r: unknown): RowRefusal | undefined {
+  if (!Array.isArray(r)) return undefined;
+  if (r[0] === 3) return { seed: r.slice(1).map(String) };
+  return { over: { collection: String(r[1]), rows: Number(r[2]) } };
+}
 export type FinishOutcome = "finished" | "gone" | "lost";
 
 /** A fresh id for an intent or for a claim (ids never start with `~`). */
@@ -197,7 +305,16 @@ function redisFailure(err: unknown): ApiError {
   return errors.unavailable("The write lock store", new Error(`${name}: ${message}`));
 }
 
-type ScriptName = "acquire" | "finish" | "renew" | "claim" | "count" | "register" | "unregister";
+type ScriptName =
+  | "acquire"
+  | "finish"
+  | "renew"
+  | "claim"
+  | "count"
+  | "register"
+  | "unregister"
+  | "reserve"
+  | "settle";
 
 export class WriteIntents {
   readonly #prefix: string;
@@ -229,6 +346,8 @@ export class WriteIntents {
       count: script("count", COUNT),
       register: script("register", REGISTER),
       unregister: script("unregister", UNREGISTER),
+      reserve: script("reserve", RESERVE),
+      settle: script("settle", SETTLE),
     };
   }
 
@@ -243,6 +362,76 @@ export class WriteIntents {
 
   #index(database: string): string {
     return intentIndexKey(this.#prefix, database);
+  }
+
+  #rowCounts(database: string): string {
+    return rowCountsKey(this.#prefix, database);
+  }
+
+  /** Sets the row count of a collection nobody counted yet (from the store's count); a count kept already stays. */
+  async seedRows(database: string, collection: string, rows: number): Promise<void> {
+    try {
+      await this.#redis.hsetnx(this.#rowCounts(database), collection, String(rows));
+    } catch (err) {
+      throw redisFailure(err);
+    }
+  }
+
+  /** Replaces the row counts of `database` (an operator's recount; writes in flight may be missed). */
+  async resetRows(database: string, counts: Map<string, number>): Promise<void> {
+    try {
+      const key = this.#rowCounts(database);
+      await this.#redis.del(key);
+      if (counts.size > 0)
+        await this.#redis.hset(key, Object.fromEntries([...counts].map(([c, n]) => [c, String(n)])));
+    } catch (err) {
+      throw redisFailure(err);
+    }
+  }
+
+  /** The row counts of `database` kept here, by collection. */
+  async rowCounts(database: string): Promise<Map<string, number>> {
+    try {
+      const all = await this.#redis.hgetall(this.#rowCounts(database));
+      return new Map(Object.entries(all).map(([c, n]) => [c, Number(n)]));
+    } catch (err) {
+      throw redisFailure(err);
+    }
+  }
+
+  /** Forgets the row counts of a database (its account is deleted). */
+  async dropRows(database: string): Promise<void> {
+    await this.#redis.del(this.#rowCounts(database));
+  }
+
+  /**
+   * With transactions: checks and reserves the rows of a write under `id` (a key nobody recovers;
+   * it expires after `leaseMs`, the count it reserved stays until a recount). "taken" or a refusal.
+   */
+  async reserveRows(
+    database: string,
+    id: string,
+    rows: RowReservation,
+    leaseMs: number,
+  ): Promise<"taken" | RowRefusal> {
+    const r = await this.#scripts.reserve(
+      2,
+      this.#rowCounts(database),
+      this.#intentKey(database, `~rows:${id}`),
+      leaseMs,
+      encodeRows(rows),
+    );
+    return rowRefusal(r) ?? "taken";
+  }
+
+  /** With transactions: ends the reservation of `id`, committed or not. */
+  async settleRows(database: string, id: string, committed: boolean): Promise<void> {
+    await this.#scripts.settle(
+      2,
+      this.#rowCounts(database),
+      this.#intentKey(database, `~rows:${id}`),
+      committed ? "1" : "0",
+    );
   }
 
   /** Names `database` where recovery looks, before an intent is recorded in it (again after a while). */
@@ -278,30 +467,35 @@ export class WriteIntents {
     locks: RowLockRequest[],
     body: IntentBody,
     leaseMs: number,
+    rows: RowReservation = NO_ROWS,
   ): Promise<AcquireOutcome> {
     const { database } = body;
     await this.#register(database);
     const keys = locks.map((l) => l.key);
     const r = await this.#scripts.acquire(
-      2 + keys.length,
+      3 + keys.length,
       this.#index(database),
       this.#intentKey(database, id),
+      this.#rowCounts(database),
       ...keys,
       id,
       leaseMs,
       encodeIntent(body),
       JSON.stringify(keys),
       this.#intentKey(database, ""),
+      encodeRows(rows),
       ...locks.map((l) => (l.existed ? "1" : "0")),
     );
-    return r === 0 ? "busy" : r === 2 ? "stale" : "taken";
+    return rowRefusal(r) ?? (r === 0 ? "busy" : r === 2 ? "stale" : "taken");
   }
 
   /**
    * Releases intent `id` of `database` and its row locks if `owner` still works it; rows in
    * `deleted` keep a tombstone for `tombstoneMs`; the events of `feed` (a stream of `database`)
    * are appended in the same step, only when it finishes the intent. "gone": there was no such
-   * intent (any more), and nothing was appended.
+   * intent (any more), and nothing was appended. `committed`: the writes stand (the rows they
+   * deleted leave the row counts); otherwise they were undone or never applied (the rows they
+   * reserved are given back).
    */
   async finish(
     database: string,
@@ -311,18 +505,21 @@ export class WriteIntents {
     deleted: ReadonlySet<string>,
     tombstoneMs: number,
     feed?: FeedBatch,
+    committed = false,
   ): Promise<FinishOutcome> {
     const intentKey = this.#intentKey(database, id);
     const r = await this.#scripts.finish(
-      3 + keys.length,
+      4 + keys.length,
       this.#index(database),
       intentKey,
       // Without events the script needs no stream: any key of the slot stands in.
       feed?.stream ?? intentKey,
+      this.#rowCounts(database),
       ...keys,
       id,
       owner,
       tombstoneMs,
+      committed ? "1" : "0",
       ...appendArgs(feed),
       ...keys.map((k) => (deleted.has(k) ? "1" : "0")),
     );

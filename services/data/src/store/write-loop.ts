@@ -8,15 +8,16 @@
  * addressed with a checksum that changed meanwhile fails at planning (409).
  * docs/architecture.md shows where it sits in a write.
  */
+import { errors } from "../../../../shared/errors.ts";
 import type { Logger } from "../../../../shared/logger.ts";
 import type { ChangeFeed } from "./change-feed.ts";
 import { ConflictError, type PlannedWrite } from "./guarded-writes.ts";
 import { DuplicateKeyError } from "./mongo-errors.ts";
 import { backoffMs, type RetryPolicy, sleep } from "./retry-policy.ts";
-import type { RowLocks } from "./row-locks.ts";
+import { RowLimitRefusal, type RowLocks } from "./row-locks.ts";
 import { collectionName, type TenantStorage } from "./storage-names.ts";
 import type { TenantDatabases } from "./tenant-databases.ts";
-import type { Planned, RowWrite, WriteLoop } from "./tenant-rows.ts";
+import type { Planned, RowWrite, WriteLoop, WriteQuota } from "./tenant-rows.ts";
 import type { TransactionFeed } from "./transaction-feed.ts";
 import { type CommitEvents, commitWrites } from "./unit-of-work.ts";
 
@@ -46,18 +47,54 @@ function duplicateOf<T>(planned: Planned<T>, storage: TenantStorage, err: Duplic
   return write && planned.duplicate ? planned.duplicate(write) : err;
 }
 
+/** The storage quota: over it, a plan that writes anything but deletes is refused whole. */
+function checkStorage(quota: WriteQuota | undefined, writes: RowWrite[]): void {
+  const full = quota?.storageFull;
+  if (!full || writes.every((w) => w.kind === "delete")) return;
+  throw errors.quotaExceeded({
+    limit: "storedBytes",
+    value: full.limit,
+    used: full.used,
+    plan: quota.plan,
+    what: "bytes of stored data",
+  });
+}
+
+/** A row limit the counts refused, in the client's terms (the table, not its collection). */
+function rowLimitError(
+  storage: TenantStorage,
+  quota: WriteQuota | undefined,
+  refusal: RowLimitRefusal,
+): Error {
+  const table = refusal.collection.startsWith(storage.collectionPrefix)
+    ? refusal.collection.slice(storage.collectionPrefix.length)
+    : refusal.collection;
+  return errors.quotaExceeded({
+    limit: "rowsPerTable",
+    value: refusal.limit,
+    used: refusal.rows,
+    plan: quota?.plan ?? "",
+    what: `rows in table '${table}'`,
+  });
+}
+
 export function createWriteLoop(deps: WriteLoopDeps): WriteLoop {
   const { store, locks, policy, logger, feed } = deps;
   return {
-    async run(storage, plan) {
+    async run(storage, plan, quota) {
       const withoutTransactions = !(await store.supportsTransactions());
       const session = locks.open(storage.database, withoutTransactions);
       try {
         for (let attempt = 1; ; attempt++) {
           const plannedAt = Date.now();
           const planned = await plan();
+          checkStorage(quota, planned.writes);
           const writes = toPlannedWrites(storage, planned.writes);
-          const stale = await session.hold(writes, plannedAt);
+          const stale = await session
+            .hold(writes, plannedAt, quota?.rowsPerTable ?? null)
+            .catch((err: unknown) => {
+              throw err instanceof RowLimitRefusal ? rowLimitError(storage, quota, err) : err;
+            });
           if (stale && attempt < policy.maxPlans) continue;
           try {
             const events: CommitEvents | undefined = feed && {
@@ -67,6 +104,7 @@ export function createWriteLoop(deps: WriteLoopDeps): WriteLoop {
               afterCommit: (batch) => feed.transactions.afterCommit(batch),
             };
             await commitWrites(store, storage.database, writes, session, policy, events);
+            if (!withoutTransactions) await session.transactionCommitted();
           } catch (err) {
             // The unit of work has undone what it applied; the locks are still held.
             if (err instanceof DuplicateKeyError) throw duplicateOf(planned, storage, err);

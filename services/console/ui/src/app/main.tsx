@@ -12,6 +12,7 @@ import { Audit } from "../screens/Audit.tsx";
 import { Project } from "../screens/Project.tsx";
 import { Projects } from "../screens/Projects.tsx";
 import { SignIn } from "../screens/SignIn.tsx";
+import { Usage } from "../screens/Usage.tsx";
 import { adminSessions, dataSessions, explorerTargets } from "../session.ts";
 import { useSession } from "../use-session.ts";
 
@@ -19,6 +20,7 @@ const NAV = [
   { route: "projects", label: "Projects" },
   { route: "admins", label: "Administrators" },
   { route: "audit", label: "Audit trail" },
+  { route: "usage", label: "Usage" },
   { route: "explorer", label: "Data explorer" },
 ];
 
@@ -70,6 +72,7 @@ function App() {
   if (first === "admins") screen = <Admins context={context} />;
   if (first === "audit") screen = <Audit context={context} />;
   if (first === "account") screen = <Account context={context} />;
+  if (first === "usage") screen = <Usage context={context} />;
   return (
     <Layout context={context} current={first} onSignOut={logOut}>
       {screen}

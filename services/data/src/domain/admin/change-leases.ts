@@ -3,7 +3,9 @@
  * holds, so that changes of one record never interleave and a deletion waits for the changes
  * under way. An account's record (creation, display name, deletion) takes `account:<name>`; its
  * administrators take `admins:<incarnation>`; a project (its definition, its users, its
- * deletion) takes `project:<account>/<name>`. An account's deletion takes its administrators'
+ * deletion) takes `project:<account>/<name>`; a project's creation also takes `projects:<account>`
+ * (inside its project's lease), so that the account's count of projects is read and passed one
+ * creation at a time. An account's deletion takes its administrators'
  * and each project's lease in turn (deletions.ts).
  */
 import type { Leases } from "../../store/leases.ts";
@@ -34,4 +36,9 @@ export function holdProject<T>(
   work: () => Promise<T>,
 ): Promise<T> {
   return deps.leases.hold(`project:${account}/${project}`, work);
+}
+
+/** Runs the creation of a project of `account` holding the lease of the account's project count. */
+export function holdProjectCreation<T>(deps: LeaseDeps, account: string, work: () => Promise<T>): Promise<T> {
+  return deps.leases.hold(`projects:${account}`, work);
 }

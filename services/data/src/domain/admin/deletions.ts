@@ -66,10 +66,14 @@ export async function applyProjectDeletion(
 /**
  * An account's deletion as the admin API asks for it: under the account's lease, while it is still
  * incarnation `accountUid` (else 404) and meets the precondition (412); `deleting` learns how
- * many projects go with it just before they do. Its request rate limits go too.
+ * many projects go with it just before they do. Its request rate limits, plan and usage
+ * measurements go too (a re-created account starts on the default plan).
  */
 export async function applyAccountDeletion(
-  deps: DeletionDeps & { accountRateLimits: Pick<AccountRateLimitStore, "drop"> },
+  deps: DeletionDeps & {
+    accountRateLimits: Pick<AccountRateLimitStore, "drop">;
+    usage?: { forget(account: string, database: string): Promise<void> };
+  },
   request: {
     account: string;
     accountUid: string;
@@ -86,6 +90,7 @@ export async function applyAccountDeletion(
     request.deleting?.(projects.length);
     await deleteAccount(deps, doc, projects);
     await deps.accountRateLimits.drop(account);
+    await deps.usage?.forget(account, deps.meta.accountDatabase(doc));
   });
 }
 

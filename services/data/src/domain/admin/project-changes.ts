@@ -36,7 +36,7 @@ import {
   UNSERVED_IDENTITY,
 } from "../model/project-model.ts";
 import { definitionIndexes } from "../model/table-indexes.ts";
-import { holdProject } from "./change-leases.ts";
+import { holdProject, holdProjectCreation } from "./change-leases.ts";
 import { type DefinitionDiff, diffDefinitions } from "./definition-diff.ts";
 
 export interface DefinitionChecks {
@@ -58,12 +58,29 @@ export interface IndexMaker {
   apply(storage: TenantStorage, wanted: Map<string, TableIndex[]>): Promise<void>;
 }
 
+/**
+ * The count limits of the account's plan (usage/account-quotas.ts): refuses with 403/4032 when
+ * `used + adding` passes the limit. Called where the change is serialised.
+ */
+export interface CountChecks {
+  checkCount(
+    account: string,
+    limit: "projects" | "tablesPerProject" | "usersPerProject",
+    used: number,
+    adding?: number,
+  ): Promise<void>;
+  /** The account's limit (null: none), to know whether a change needs counting at all. */
+  limitOf(account: string, limit: "projects"): Promise<number | null>;
+}
+
 export interface ProjectChangeDeps {
   meta: MetaStore;
   revisions: RevisionStore;
   projects: ProjectCache<ProjectModel>;
   leases: Leases;
   indexes?: IndexMaker;
+  /** The plans' count limits (absent: none). */
+  quotas?: CountChecks;
 }
 
 export interface ProjectChange {
@@ -188,34 +205,56 @@ export async function applyProjectChange(
     }
     checkPrecondition(change.precondition, current ?? undefined);
     const definition = withStoredSecrets(change.definition, current);
-    const diff = diffDefinitions(definitionOf(current), definition);
-    const summary = change.describe ? change.describe(diff.summary) : diff.summary;
-    if (current) await keepUnrecordedRevision(deps.revisions, current);
-    const uid = current?.uid ?? randomUUID();
-    const revision = (current?.revision ?? 0) + 1;
-    await deps.revisions.save({
-      account,
-      project,
-      projectUid: uid,
-      revision,
-      definition,
-      by: change.by,
-      at: new Date(),
-      summary,
-      requestId: change.requestId,
-    });
-    const stored = await deps.meta.writeProject(account, project, definition, {
-      accountUid: change.accountUid,
-      uid,
-      revision: current?.revision ?? 0,
-    });
-    if (!stored) {
-      throw errors.conflict("The project was changed by another request at the same time; try again");
+    const tablesBefore = Object.keys(definitionOf(current).tables).length;
+    const tablesAfter = Object.keys(definition.tables).length;
+    await deps.quotas?.checkCount(account, "tablesPerProject", tablesBefore, tablesAfter - tablesBefore);
+    // A new project counts against the account's projects: creations of one account take turns.
+    const quotas = deps.quotas;
+    if (!current && quotas && (await quotas.limitOf(account, "projects")) !== null) {
+      return holdProjectCreation(deps, account, async () => {
+        await quotas.checkCount(account, "projects", (await deps.meta.listProjects(account)).length);
+        return storeChange(deps, change, current, definition);
+      });
     }
-    await deps.projects.changed(account, project);
-    await startIndexes(deps, account, project, definition);
-    return { created: !current, uid, revision, summary };
+    return storeChange(deps, change, current, definition);
   });
+}
+
+/** Records the definition as the project's next revision (under the project's lease). */
+async function storeChange(
+  deps: ProjectChangeDeps,
+  change: ProjectChange,
+  current: StoredProject | null,
+  definition: ProjectDefinition,
+): Promise<AppliedChange> {
+  const { account, project } = change;
+  const diff = diffDefinitions(definitionOf(current), definition);
+  const summary = change.describe ? change.describe(diff.summary) : diff.summary;
+  if (current) await keepUnrecordedRevision(deps.revisions, current);
+  const uid = current?.uid ?? randomUUID();
+  const revision = (current?.revision ?? 0) + 1;
+  await deps.revisions.save({
+    account,
+    project,
+    projectUid: uid,
+    revision,
+    definition,
+    by: change.by,
+    at: new Date(),
+    summary,
+    requestId: change.requestId,
+  });
+  const stored = await deps.meta.writeProject(account, project, definition, {
+    accountUid: change.accountUid,
+    uid,
+    revision: current?.revision ?? 0,
+  });
+  if (!stored) {
+    throw errors.conflict("The project was changed by another request at the same time; try again");
+  }
+  await deps.projects.changed(account, project);
+  await startIndexes(deps, account, project, definition);
+  return { created: !current, uid, revision, summary };
 }
 
 /** Starts making the indexes the definition asks for (the change does not wait for them). */

@@ -5,7 +5,7 @@
  * plan; write-answer.ts renders the answer from it.
  */
 import { type ApiError, errors } from "../../../../../shared/errors.ts";
-import type { RowDocument, RowWrite, TenantRows, WriteLoop } from "../../store/tenant-rows.ts";
+import type { RowDocument, RowWrite, TenantRows, WriteLoop, WriteQuota } from "../../store/tenant-rows.ts";
 import type { AccessLevel } from "../definition/project-definition.ts";
 import { coerceValue, isPlainObject, parseKeySegment, rowId } from "../model/column-values.ts";
 import type {
@@ -39,6 +39,8 @@ export interface WriteRequest {
   /** DELETE's `checksum` parameter. */
   checksum?: string;
   ignoreDeleted?: boolean;
+  /** The limits of the account's plan the write is held to (none: no limits). */
+  quota?: WriteQuota;
 }
 
 /** What a committed write leaves for its answer (write-answer.ts renders it). */
@@ -79,17 +81,21 @@ export async function executeWrite(
   extend?: PlanExtension,
 ): Promise<WriteResult> {
   const version = req.project.versions.get(req.addressing.version)!;
-  const { value: plan, attempts } = await loop.run(req.project.storage, async () => {
-    const plan = new WritePlan(store, req.project);
-    await planRequest({ store, req, plan, objectCount: 0 });
-    if (extend) await extend(plan, req.principal, { resource: req.resource, version });
-    return {
-      writes: plan.writes(),
-      value: plan,
-      duplicate: (write) => duplicateKey(plan, write),
-      rulesOf: (write) => rulesOfWrite(plan, write),
-    };
-  });
+  const { value: plan, attempts } = await loop.run(
+    req.project.storage,
+    async () => {
+      const plan = new WritePlan(store, req.project);
+      await planRequest({ store, req, plan, objectCount: 0 });
+      if (extend) await extend(plan, req.principal, { resource: req.resource, version });
+      return {
+        writes: plan.writes(),
+        value: plan,
+        duplicate: (write) => duplicateKey(plan, write),
+        rulesOf: (write) => rulesOfWrite(plan, write),
+      };
+    },
+    req.quota,
+  );
   return { request: req, plan, attempts };
 }
 

@@ -4,6 +4,7 @@ import { type AuditSink, noteAudit } from "../../../../../shared/admin-access/au
 import { callerOf } from "../../../../../shared/admin-access/gate.ts";
 import { errors } from "../../../../../shared/errors.ts";
 import type { KeyStore } from "../../../../../shared/keys/key-store.ts";
+import type { PlanStore } from "../../../../../shared/quotas/plan-store.ts";
 import type { AccountRateLimitStore } from "../../../../../shared/rate-limits/request-limits.ts";
 import type { PasswordHasher } from "../../credentials/passwords.ts";
 import type { DefinitionChecks, ProjectChangeDeps } from "../../domain/admin/project-changes.ts";
@@ -20,6 +21,20 @@ import type { WriteLoop } from "../../store/tenant-rows.ts";
 import type { TenantStore } from "../../store/tenant-store.ts";
 import type { UserStore } from "../../store/user-store.ts";
 import type { WebhookStore } from "../../store/webhook-store.ts";
+import type { RequestKind } from "../../usage/usage-meter.ts";
+import type { UsageSeries, UsageSnapshot } from "../../usage/usage-series.ts";
+
+/** Plans and usage (usage-routes.ts). */
+export interface UsageAdminDeps {
+  plans: PlanStore;
+  series: UsageSeries;
+  /** Measures an account's storage now. */
+  measure(account: string): Promise<UsageSnapshot | undefined>;
+  /** Makes an account's row counts again from the store; the counts by collection. */
+  recount(account: string): Promise<Map<string, number>>;
+  /** Forgets a deleted account's plan, measurement and row counts (its series expire). */
+  forget(account: string, database: string): Promise<void>;
+}
 
 /** What the webhook routes need; absent when the change feed is off. */
 export interface WebhookAdminDeps {
@@ -54,6 +69,10 @@ export interface AdminRouteDeps extends DefinitionChecks, ProjectChangeDeps {
   writeLoop: WriteLoop;
   /** LAC_IMPORT_KEEP_KEY_VALUES: an import may keep the export's key values. */
   keepImportedKeyValues: boolean;
+  /** Plans and usage (absent: the routes are not served). */
+  usage?: UsageAdminDeps;
+  /** Counts each request of an account (none: metering is off). */
+  meterRequest?: (account: string, project: string | undefined, kind: RequestKind, status: number) => void;
 }
 
 /**

@@ -86,6 +86,13 @@ export function addUserRoutes(router: Router, deps: AdminRouteDeps): void {
       checkIfMatch(precondition, existing ? userTag(stored, existing) : undefined, `User '${username}'`);
       const passwordHash = newHash ?? existing?.passwordHash;
       if (passwordHash === undefined) throw errors.malformed("A new user needs a password");
+      // Under the project's lease, as every change of its users: the count cannot move meanwhile.
+      if (!existing)
+        await deps.quotas?.checkCount(
+          stored.account,
+          "usersPerProject",
+          (await deps.users.list(stored)).length,
+        );
       const written = { ...user, passwordHash };
       return { created: await deps.users.put(stored, written), written };
     });

@@ -1,0 +1,104 @@
+/**
+ * The limits of an account's plan as the data service applies them: what a
+ * write is held to (rows per table, checked by the row counts under the
+ * write's locks; stored bytes, from the last measurement) and the count
+ * limits of admin changes (projects, tables, users), each checked where the
+ * change is serialised. Reads the plan store and the last measurement
+ * through short-lived caches, so a plain write costs no Redis call of its own
+ * most of the time.
+ */
+import { errors } from "../../../../shared/errors.ts";
+import type { PlanStore } from "../../../../shared/quotas/plan-store.ts";
+import type { EffectiveLimits, LimitName } from "../../../../shared/quotas/plans.ts";
+import type { WriteQuota } from "../store/tenant-rows.ts";
+import type { UsageSeries, UsageSnapshot } from "./usage-series.ts";
+
+/** How the refusal of each count limit names what it counts. */
+const COUNTED: Record<Exclude<LimitName, "storedBytes" | "rowsPerTable">, string> = {
+  projects: "projects",
+  tablesPerProject: "tables in a project",
+  usersPerProject: "built-in users in a project",
+  apiKeysPerProject: "API keys in a project",
+  webhooksPerProject: "webhook subscriptions in a project",
+  liveStreams: "live queries open at once",
+  requestsPerWindow: "requests per window",
+  sandboxCpuMs: "sandbox CPU milliseconds per window",
+};
+
+export type CountLimit = keyof typeof COUNTED;
+
+export interface AccountQuotasDeps {
+  plans: PlanStore;
+  series: UsageSeries;
+  cacheMs: number;
+  now?: () => number;
+  /** Told of every refusal, by limit (Prometheus). */
+  onRefused?: (limit: LimitName) => void;
+}
+
+export class AccountQuotas {
+  readonly #deps: AccountQuotasDeps;
+  readonly #now: () => number;
+  readonly #snapshots = new Map<string, { at: number; snapshot: Promise<UsageSnapshot | undefined> }>();
+
+  constructor(deps: AccountQuotasDeps) {
+    this.#deps = deps;
+    this.#now = deps.now ?? Date.now;
+  }
+
+  limitsOf(account: string): Promise<EffectiveLimits> {
+    return this.#deps.plans.limitsOf(account);
+  }
+
+  /** The account's last measurement, read again at most every cacheMs. */
+  snapshotOf(account: string): Promise<UsageSnapshot | undefined> {
+    const now = this.#now();
+    const cached = this.#snapshots.get(account);
+    if (cached && now - cached.at < this.#deps.cacheMs) return cached.snapshot;
+    const snapshot = this.#deps.series.snapshot(account);
+    if (this.#snapshots.size > 10_000) this.#snapshots.clear();
+    this.#snapshots.set(account, { at: now, snapshot });
+    snapshot.catch(() => this.#snapshots.delete(account));
+    return snapshot;
+  }
+
+  /** One limit of the account's plan (null: none). */
+  async limitOf(account: string, limit: LimitName): Promise<number | null> {
+    return (await this.limitsOf(account)).limits[limit];
+  }
+
+  /** Forgets the cached measurement (a new one was just made). */
+  measured(account: string): void {
+    this.#snapshots.delete(account);
+  }
+
+  /** What a write of the account is held to. */
+  async writeQuota(account: string): Promise<WriteQuota> {
+    const { plan, limits } = await this.limitsOf(account);
+    const quota: WriteQuota = { plan, rowsPerTable: limits.rowsPerTable };
+    const bytes = limits.storedBytes;
+    if (bytes !== null) {
+      const used = (await this.snapshotOf(account))?.storedBytes ?? 0;
+      if (used >= bytes) quota.storageFull = { used, limit: bytes };
+    }
+    return quota;
+  }
+
+  /**
+   * Refuses (403/4032) adding `adding` to `used` of a count limit of the account's plan when the sum
+   * passes it. Call it where the change is serialised (under its lease), with the use read there.
+   */
+  async checkCount(account: string, limit: CountLimit, used: number, adding = 1): Promise<void> {
+    if (adding <= 0) return;
+    const { plan, limits } = await this.limitsOf(account);
+    const value = limits[limit];
+    if (value === null || used + adding <= value) return;
+    this.refused(limit);
+    throw errors.quotaExceeded({ limit, value, used, plan, what: COUNTED[limit] });
+  }
+
+  /** Counts a refusal made elsewhere (the write path's). */
+  refused(limit: LimitName): void {
+    this.#deps.onRefused?.(limit);
+  }
+}

@@ -1,0 +1,115 @@
+/**
+ * The usage answer of an account (GET /admin/v1/accounts/{a}/usage): its
+ * plan and limits, what it uses now (the last storage measurement, its
+ * projects), warnings from 80 % of a limit on, and the series of the asked
+ * range. Pure: built from what the route read.
+ */
+import {
+  USAGE_DELIVERY_OUTCOMES,
+  USAGE_REQUEST_KINDS,
+  USAGE_STATUS_CLASSES,
+  type UsagePointView,
+  type UsageView,
+  type UsageWarningView,
+} from "../../../../shared/contracts/admin-api.ts";
+import type { EffectiveLimits, LimitName } from "../../../../shared/quotas/plans.ts";
+import { limitState } from "../../../../shared/quotas/plans.ts";
+import type { SeriesPoint } from "./usage-buckets.ts";
+import type { UsageSnapshot } from "./usage-series.ts";
+
+export interface UsageInput {
+  account: string;
+  limits: EffectiveLimits;
+  snapshot: UsageSnapshot | undefined;
+  /** The account's projects and the number of tables of each one's definition. */
+  projects: { name: string; tables: number; users?: number }[];
+  from: number;
+  to: number;
+  stepMs: number;
+  points: SeriesPoint[];
+}
+
+/** Warnings for every use at or above 80 % of its limit (usage-buckets: `limitState`). */
+export function usageWarnings(
+  input: Omit<UsageInput, "from" | "to" | "stepMs" | "points">,
+): UsageWarningView[] {
+  const { limits } = input.limits;
+  const warnings: UsageWarningView[] = [];
+  const check = (limit: LimitName, used: number, where: { project?: string; table?: string } = {}) => {
+    const value = limits[limit];
+    const state = limitState(used, value);
+    if (state !== "ok" && value !== null) warnings.push({ limit, state, used, value, ...where });
+  };
+  if (input.snapshot) check("storedBytes", input.snapshot.storedBytes);
+  check("projects", input.projects.length);
+  for (const p of input.projects) {
+    check("tablesPerProject", p.tables, { project: p.name });
+    if (p.users !== undefined) check("usersPerProject", p.users, { project: p.name });
+    for (const [table, counts] of Object.entries(input.snapshot?.projects[p.name] ?? {}))
+      check("rowsPerTable", counts.rows, { project: p.name, table });
+  }
+  return warnings;
+}
+
+function pointOf(point: SeriesPoint, projects: string[]): UsagePointView {
+  const v = point.values;
+  const n = (metric: string) => v[metric] ?? 0;
+  const requests = Object.fromEntries(
+    USAGE_REQUEST_KINDS.map((kind) => [
+      kind,
+      Object.fromEntries(USAGE_STATUS_CLASSES.map((c) => [c, n(`req.${kind}.${c}`)])),
+    ]),
+  ) as UsagePointView["requests"];
+  return {
+    at: new Date(point.at).toISOString(),
+    requests,
+    sandboxCpuMs: n("cpu.ms"),
+    webhookDeliveries: Object.fromEntries(
+      USAGE_DELIVERY_OUTCOMES.map((o) => [o, n(`hook.${o}`)]),
+    ) as UsagePointView["webhookDeliveries"],
+    liveStreamMinutes: n("live.ms") / 60_000,
+    storedBytes: v["g.bytes"] ?? null,
+    rows: v["g.rows"] ?? null,
+    projects: Object.fromEntries(
+      projects.map((p) => [
+        p,
+        {
+          requests: USAGE_REQUEST_KINDS.reduce((sum, kind) => sum + n(`p:${p}:req.${kind}`), 0),
+          liveStreamMinutes: n(`p:${p}:live.ms`) / 60_000,
+          storedBytes: v[`p:${p}:g.bytes`] ?? null,
+          rows: v[`p:${p}:g.rows`] ?? null,
+        },
+      ]),
+    ),
+  };
+}
+
+export function usageReport(input: UsageInput): UsageView {
+  const { snapshot } = input;
+  const names = input.projects.map((p) => p.name);
+  return {
+    account: input.account,
+    plan: input.limits.plan,
+    limits: input.limits.limits,
+    overridden: input.limits.overridden,
+    current: {
+      measuredAt: snapshot ? new Date(snapshot.at).toISOString() : null,
+      storedBytes: snapshot?.storedBytes ?? null,
+      rows: snapshot?.rows ?? null,
+      projects: input.projects.length,
+      byProject: Object.fromEntries(
+        input.projects.map((p) => [
+          p.name,
+          { tables: p.tables, users: p.users ?? null, byTable: snapshot?.projects[p.name] ?? {} },
+        ]),
+      ),
+    },
+    warnings: usageWarnings(input),
+    series: {
+      from: new Date(input.from).toISOString(),
+      to: new Date(input.to).toISOString(),
+      step: input.stepMs / 1000,
+      points: input.points.map((p) => pointOf(p, names)),
+    },
+  };
+}

@@ -1,0 +1,100 @@
+/**
+ * An account's usage series in Redis (layout: usage-buckets.ts; keys:
+ * shared/redis/key-layout.ts, all of one account in one hash slot): minute
+ * buckets kept USAGE_MINUTE_RETENTION_HOURS, hour buckets kept
+ * USAGE_RETENTION_DAYS, each period one hash that expires as a whole. A write
+ * adds one process's counts of a few seconds (HINCRBY) or the store's
+ * measurements (HSET) to both resolutions in one pipeline; a read fetches every
+ * period of the range in one pipeline.
+ */
+import type { RedisClient } from "../../../../shared/redis/clients.ts";
+import { usageSeriesKey, usageSnapshotKey } from "../../../../shared/redis/key-layout.ts";
+import {
+  aggregate,
+  bucketOf,
+  periodOf,
+  periodsCovering,
+  type Resolution,
+  resolutionFor,
+  type SeriesPoint,
+} from "./usage-buckets.ts";
+
+export interface UsageRetention {
+  minuteMs: number;
+  hourMs: number;
+}
+
+/** The store's last measurement of an account: bytes, rows, and per project and table. */
+export interface UsageSnapshot {
+  at: number;
+  storedBytes: number;
+  rows: number;
+  /** project → table → its rows and bytes. */
+  projects: Record<string, Record<string, { rows: number; bytes: number }>>;
+}
+
+export class UsageSeries {
+  readonly #redis: RedisClient;
+  readonly #prefix: string;
+  readonly #retention: UsageRetention;
+
+  constructor(redis: RedisClient, prefix: string, retention: UsageRetention) {
+    this.#redis = redis;
+    this.#prefix = prefix;
+    this.#retention = retention;
+  }
+
+  /** Adds `counts` (summed) and `gauges` (replaced) to the buckets of time `at`. */
+  async add(
+    account: string,
+    at: number,
+    counts: ReadonlyMap<string, number>,
+    gauges: ReadonlyMap<string, number> = new Map(),
+  ): Promise<void> {
+    if (counts.size === 0 && gauges.size === 0) return;
+    const pipeline = this.#redis.pipeline();
+    for (const resolution of ["m", "h"] as const) {
+      const key = usageSeriesKey(this.#prefix, account, resolution, periodOf(resolution, at));
+      const bucket = bucketOf(resolution, at);
+      for (const [metric, n] of counts) pipeline.hincrby(key, `${bucket}|${metric}`, Math.round(n));
+      for (const [metric, n] of gauges) pipeline.hset(key, `${bucket}|${metric}`, String(Math.round(n)));
+      const keep = resolution === "m" ? this.#retention.minuteMs : this.#retention.hourMs;
+      // Kept from the end of its period on.
+      pipeline.pexpire(key, keep + (resolution === "m" ? 3_600_000 : 86_400_000));
+    }
+    const results = await pipeline.exec();
+    const failed = results?.find(([err]) => err);
+    if (failed?.[0]) throw failed[0];
+  }
+
+  /** The points of [from, to) by `stepMs` (the resolution follows from the step: usage-buckets.ts). */
+  async read(account: string, from: number, to: number, stepMs: number): Promise<SeriesPoint[]> {
+    const resolution: Resolution = resolutionFor(stepMs);
+    const periods = periodsCovering(resolution, from, to);
+    const pipeline = this.#redis.pipeline();
+    for (const period of periods) pipeline.hgetall(usageSeriesKey(this.#prefix, account, resolution, period));
+    const results = (await pipeline.exec()) ?? [];
+    const stored = new Map<string, Record<string, string>>();
+    periods.forEach((period, i) => {
+      const [err, fields] = results[i] ?? [null, {}];
+      if (err) throw err;
+      stored.set(period, (fields ?? {}) as Record<string, string>);
+    });
+    return aggregate(resolution, stored, from, to, stepMs);
+  }
+
+  async setSnapshot(account: string, snapshot: UsageSnapshot): Promise<void> {
+    await this.#redis.set(usageSnapshotKey(this.#prefix, account), JSON.stringify(snapshot));
+  }
+
+  /** The last measurement of the account's storage; undefined before the first. */
+  async snapshot(account: string): Promise<UsageSnapshot | undefined> {
+    const text = await this.#redis.get(usageSnapshotKey(this.#prefix, account));
+    return text === null ? undefined : (JSON.parse(text) as UsageSnapshot);
+  }
+
+  /** Forgets the account's measurement (deleted: a successor starts unmeasured); its series expire. */
+  async drop(account: string): Promise<void> {
+    await this.#redis.del(usageSnapshotKey(this.#prefix, account));
+  }
+}

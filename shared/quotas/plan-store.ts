@@ -1,0 +1,155 @@
+/**
+ * Where plans and accounts' plans are kept: plans from configuration (`PLANS`,
+ * fixed), plans the operator defines through the admin API (Redis, beside the
+ * other platform settings), and each account's plan and overrides (Redis,
+ * beside its request rate limits). `limitsOf` answers an account's effective
+ * limits from a short-lived cache, so the request path reads Redis at most
+ * once per account and `cacheMs`; a change applies everywhere within it.
+ */
+import type { RedisClient } from "../redis/clients.ts";
+import { accountPlanKey, plansKey } from "../redis/key-layout.ts";
+import {
+  type EffectiveLimits,
+  effectiveLimits,
+  fullLimits,
+  type LimitName,
+  NO_LIMITS,
+  type PlanAssignment,
+  type PlanInput,
+  type PlanLimits,
+  planLimitsSchema,
+  UNLIMITED_PLAN,
+} from "./plans.ts";
+
+export interface PlanSettings {
+  /** Plans from configuration (PLANS), by name. */
+  configured: Map<string, PlanLimits>;
+  /** The plan of accounts that were given none (DEFAULT_PLAN). */
+  defaultPlan: string;
+  /** How long an account's effective limits are cached in this process. */
+  cacheMs: number;
+}
+
+export interface StoredPlan {
+  name: string;
+  limits: PlanLimits;
+  /** Where it is defined: configuration (fixed) or the admin API. */
+  source: "builtin" | "configuration" | "api";
+}
+
+export class PlanStore {
+  readonly #redis: RedisClient;
+  readonly #prefix: string;
+  readonly #settings: PlanSettings;
+  readonly #cache = new Map<string, { at: number; limits: Promise<EffectiveLimits> }>();
+  readonly #now: () => number;
+
+  constructor(redis: RedisClient, prefix: string, settings: PlanSettings, now: () => number = Date.now) {
+    this.#redis = redis;
+    this.#prefix = prefix;
+    this.#settings = settings;
+    this.#now = now;
+  }
+
+  get defaultPlan(): string {
+    return this.#settings.defaultPlan;
+  }
+
+  /** Every plan: the built-in `unlimited`, the configured ones, then those of the admin API. */
+  async list(): Promise<StoredPlan[]> {
+    const stored = await this.#redis.hgetall(plansKey(this.#prefix));
+    const plans: StoredPlan[] = [{ name: UNLIMITED_PLAN, limits: NO_LIMITS, source: "builtin" }];
+    for (const [name, limits] of this.#settings.configured)
+      if (name !== UNLIMITED_PLAN) plans.push({ name, limits, source: "configuration" });
+    for (const [name, text] of Object.entries(stored).sort(([a], [b]) => (a < b ? -1 : 1)))
+      if (!this.#fixed(name)) plans.push({ name, limits: parseStored(text), source: "api" });
+    return plans;
+  }
+
+  async get(name: string): Promise<StoredPlan | undefined> {
+    if (name === UNLIMITED_PLAN) return { name, limits: NO_LIMITS, source: "builtin" };
+    const configured = this.#settings.configured.get(name);
+    if (configured) return { name, limits: configured, source: "configuration" };
+    const text = await this.#redis.hget(plansKey(this.#prefix), name);
+    return text === null ? undefined : { name, limits: parseStored(text), source: "api" };
+  }
+
+  /** Whether the plan is fixed (built in or configured): the admin API cannot change it. */
+  #fixed(name: string): boolean {
+    return name === UNLIMITED_PLAN || this.#settings.configured.has(name);
+  }
+
+  isFixed(name: string): boolean {
+    return this.#fixed(name);
+  }
+
+  /** Defines or replaces an admin-API plan; true when it is new. */
+  async put(name: string, input: PlanInput): Promise<boolean> {
+    const created = await this.#redis.hset(plansKey(this.#prefix), name, JSON.stringify(fullLimits(input)));
+    this.#cache.clear();
+    return created === 1;
+  }
+
+  async delete(name: string): Promise<boolean> {
+    const removed = await this.#redis.hdel(plansKey(this.#prefix), name);
+    this.#cache.clear();
+    return removed === 1;
+  }
+
+  /** The account's plan and overrides (the default plan and none when it was given nothing). */
+  async assignment(account: string): Promise<PlanAssignment> {
+    const [plan, overrides] = await this.#redis.hmget(
+      accountPlanKey(this.#prefix, account),
+      "plan",
+      "overrides",
+    );
+    return {
+      plan: plan ?? this.#settings.defaultPlan,
+      overrides: overrides ? (JSON.parse(overrides) as Partial<PlanLimits>) : {},
+    };
+  }
+
+  async assign(account: string, assignment: PlanAssignment): Promise<void> {
+    await this.#redis.hset(accountPlanKey(this.#prefix, account), {
+      plan: assignment.plan,
+      overrides: JSON.stringify(assignment.overrides),
+    });
+    this.#cache.delete(account);
+  }
+
+  /** Forgets the account's plan (the account is deleted: a successor starts on the default plan). */
+  async drop(account: string): Promise<void> {
+    await this.#redis.del(accountPlanKey(this.#prefix, account));
+    this.#cache.delete(account);
+  }
+
+  /** The account's effective limits, read again from Redis at most every `cacheMs`. */
+  limitsOf(account: string): Promise<EffectiveLimits> {
+    const now = this.#now();
+    const cached = this.#cache.get(account);
+    if (cached && now - cached.at < this.#settings.cacheMs) return cached.limits;
+    const limits = this.#resolve(account);
+    if (this.#cache.size > 10_000) this.#cache.clear();
+    this.#cache.set(account, { at: now, limits });
+    // A failed look-up is not kept: the next request asks again.
+    limits.catch(() => this.#cache.delete(account));
+    return limits;
+  }
+
+  async #resolve(account: string): Promise<EffectiveLimits> {
+    const assignment = await this.assignment(account);
+    return effectiveLimits(assignment, (await this.get(assignment.plan))?.limits);
+  }
+}
+
+function parseStored(text: string): PlanLimits {
+  return fullLimits(planLimitsSchema.parse(JSON.parse(text)));
+}
+
+/** The account's plan's requests per window, as the request rate limiter asks for it (null: none). */
+export function planRequestLimit(plans: PlanStore): (account: string) => Promise<number | null> {
+  return async (account) => (await plans.limitsOf(account)).limits.requestsPerWindow;
+}
+
+/** The overrides of a body: each limit given (a number or null = no limit for this account). */
+export type Overrides = Partial<Record<LimitName, number | null>>;
