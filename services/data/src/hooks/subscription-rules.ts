@@ -10,7 +10,7 @@ import { ApiError, errors } from "../../../../shared/errors.ts";
 import type { ProjectModel } from "../domain/model/project-model.ts";
 import { tableSchema } from "../domain/read/query-builder.ts";
 import { clientFilter } from "../domain/read/row-filters.ts";
-import { compileFilter, parseFilter } from "../query/index.ts";
+import { compileCondition, parseFilter } from "../query/index.ts";
 import type { FeedEvent, FeedVerb } from "../store/change-feed.ts";
 import { rowMatcher } from "../store/mongo-filter.ts";
 
@@ -85,7 +85,7 @@ export function compileEventTest(
       if (!table) return [];
       if (!parsed) return [[name, () => true] as const];
       try {
-        return [[name, rowMatcher(clientFilter(compileFilter(parsed, tableSchema(table), {})))] as const];
+        return [[name, rowMatcher(clientFilter(compileCondition(parsed, tableSchema(table), {})))] as const];
       } catch (err) {
         if (err instanceof ApiError && err.statusCode < 500)
           throw errors.badFilter(`filter on table '${name}': ${err.message}`);
