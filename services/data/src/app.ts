@@ -102,6 +102,7 @@ export function buildDataApp(deps: DataDeps): Koa {
           ...deps.live,
           tenants: deps.tenants,
           keys,
+          projects: deps.projects,
           logger: deps.logger,
           shuttingDown: () => deps.lifecycle.shuttingDown,
         }),
