@@ -148,7 +148,13 @@ describe("webhooks", function () {
     await until("the delete arrives", async () =>
       all.received.some((d) => d.body.type === "row.deleted" && d.body.data.oldRow.lineitem_id === id),
     );
-    expect(r.received.map((d) => d.body.type)).to.deep.equal(["row.updated"]);
+    // Not the delete to r (no DELETE in its verbs); the rule that took the balance back to 0 took the
+    // customer out of r's filter (balance > 0): that update is a row.left.
+    await until("the customer's leave arrives", async () =>
+      r.received.some((d) => d.body.type === "row.left"),
+    );
+    expect(r.received.map((d) => d.body.type)).to.deep.equal(["row.updated", "row.left"]);
+    expect(r.received[1]!.body.data).to.include({ key: "Alpha", row: null });
     // A wrong secret does not verify: the signature is over id, timestamp and body.
     const d = all.received[0]!;
     expect(verifyWebhook(everything.secret, d.id, d.timestamp, JSON.stringify(d.body), "v1,AAAA")).to.equal(
