@@ -270,6 +270,11 @@ export const dataConfigSchema = z.object({
     .int()
     .min(16 * 1024)
     .default(1024 * 1024),
+  /**
+   * Events a live query holds back while it catches up (a resume, a snapshot) or re-derives its
+   * view after a definition change, before it is cut (the client resumes from where it was cut).
+   */
+  LIVE_MAX_HELD_EVENTS: z.coerce.number().int().min(1).default(10_000),
   /** Whether this process delivers webhooks (docs/webhooks.md); every process serves the admin API for them. */
   WEBHOOK_DELIVERY: z
     .enum(["true", "false"])

@@ -24,6 +24,7 @@ import {
   printOrder,
   type QuerySchema,
 } from "../../services/data/src/query/index.ts";
+import { filterTrees, leafNodes } from "../support/filter-arbitraries.ts";
 import { isolationPrefix, testStores } from "../support/stores.ts";
 
 // ---------------------------------------------------------------------------
@@ -150,75 +151,16 @@ function literalFor(attr: Attr, alphabet: string[]): fc.Arbitrary<Literal> {
 }
 
 const attrRef = (name: Attr) => ({ name, pos: P });
-const opArb = fc.constantFrom(
-  "=" as const,
-  "<>" as const,
-  "<" as const,
-  "<=" as const,
-  ">" as const,
-  ">=" as const,
-);
-
-function leafArb(alphabet: string[]): fc.Arbitrary<FilterNode> {
-  const compare = fc.constantFrom(...attrs).chain((a) =>
-    fc.record({
-      type: fc.constant("compare" as const),
-      attr: fc.constant(attrRef(a)),
-      op: opArb,
-      value: literalFor(a, alphabet),
-      upper: fc.constant(false),
-      pos: fc.constant(P),
-    }),
-  );
-  const like = fc.record({
-    type: fc.constant("like" as const),
-    attr: fc.constantFrom(...stringAttrs).map(attrRef),
-    negated: fc.boolean(),
-    pattern: textOf([...alphabet, "%", "%", "_"], 5).map((v) => ({
-      kind: "string" as const,
-      value: v,
-      pos: P,
-    })),
-    upper: fc.constant(false),
-    pos: fc.constant(P),
-  });
-  const inList = fc.constantFrom(...attrs).chain((a) =>
-    fc.record({
-      type: fc.constant("in" as const),
-      attr: fc.constant(attrRef(a)),
-      negated: fc.boolean(),
-      values: fc.array(literalFor(a, alphabet), { minLength: 1, maxLength: 4 }),
-      pos: fc.constant(P),
-    }),
-  );
-  const isNull = fc.record({
-    type: fc.constant("isNull" as const),
-    attr: fc.constantFrom(...attrs).map(attrRef),
-    negated: fc.boolean(),
-    pos: fc.constant(P),
-  });
-  return fc.oneof(
-    { weight: 4, arbitrary: compare },
-    { weight: 3, arbitrary: like },
-    { weight: 2, arbitrary: inList },
-    { weight: 1, arbitrary: isNull },
-  );
-}
-
 function filterArb(alphabet: string[]): fc.Arbitrary<FilterNode> {
-  const leaf = leafArb(alphabet);
-  return fc.letrec<{ node: FilterNode }>((tie) => ({
-    node: fc.oneof(
-      { depthSize: "small", withCrossShrink: true },
-      leaf,
-      fc.record({ type: fc.constant("not" as const), item: tie("node"), pos: fc.constant(P) }),
-      fc.record({
-        type: fc.constantFrom("and" as const, "or" as const),
-        items: fc.array(tie("node"), { minLength: 2, maxLength: 3 }),
-        pos: fc.constant(P),
-      }),
-    ),
-  })).node;
+  return filterTrees(
+    leafNodes({
+      comparable: attrs,
+      text: stringAttrs,
+      all: attrs,
+      literalFor: (a) => literalFor(a as Attr, alphabet),
+      pattern: textOf([...alphabet, "%", "%", "_"], 5),
+    }),
+  );
 }
 
 const orderArb: fc.Arbitrary<OrderItem[]> = fc

@@ -37,6 +37,8 @@ export interface PlatformOptions {
   logSink?: Writable;
   /** Also serve the built console at /console/, as production does (needs `make console` first). */
   console?: boolean;
+  /** Another MongoDB-wire store than the tests' own (test/support/stores.ts), e.g. a stock FerretDB build. */
+  mongoUrl?: string;
 }
 
 export interface Platform {
@@ -71,7 +73,9 @@ export async function startPlatform(
   env: Record<string, string> = {},
   options: PlatformOptions = {},
 ): Promise<Platform> {
-  const { mongoUrl, redisEnv } = await testStores();
+  const stores = await testStores();
+  const { redisEnv } = stores;
+  const mongoUrl = options.mongoUrl ?? stores.mongoUrl;
   const prefix = isolationPrefix();
   const adminToken = `admin-${prefix}`;
   const common = {

@@ -106,6 +106,7 @@ export function buildDataApp(deps: DataDeps): Koa {
           ...deps.live,
           tenants: deps.tenants,
           keys,
+          projects: deps.projects,
           logger: deps.logger,
           shuttingDown: () => deps.lifecycle.shuttingDown,
         }),

@@ -438,6 +438,7 @@ function liveLimits(config: DataConfig): LiveLimits {
     heartbeatMs: config.LIVE_HEARTBEAT_MS,
     keyCheckMs: config.LIVE_KEY_CHECK_MS,
     maxBufferBytes: config.LIVE_MAX_BUFFER_BYTES,
+    maxHeldEvents: config.LIVE_MAX_HELD_EVENTS,
   };
 }
 

@@ -6,6 +6,7 @@
  * trail, and the egress policy's refusals.
  */
 import { expect } from "chai";
+import { compareIds } from "../../../services/data/src/feed/feed-hub.ts";
 import { verifyWebhook } from "../../../services/data/src/hooks/signature.ts";
 import { call } from "../../support/http.ts";
 import { startPlatform } from "../../support/platform.ts";
@@ -147,12 +148,54 @@ describe("webhooks", function () {
     await until("the delete arrives", async () =>
       all.received.some((d) => d.body.type === "row.deleted" && d.body.data.oldRow.lineitem_id === id),
     );
-    expect(r.received.map((d) => d.body.type)).to.deep.equal(["row.updated"]);
+    // Not the delete to r (no DELETE in its verbs); the rule that took the balance back to 0 took the
+    // customer out of r's filter (balance > 0): that update is a row.left.
+    await until("the customer's leave arrives", async () =>
+      r.received.some((d) => d.body.type === "row.left"),
+    );
+    expect(r.received.map((d) => d.body.type)).to.deep.equal(["row.updated", "row.left"]);
+    expect(r.received[1]!.body.data).to.include({ key: "Alpha", row: null });
     // A wrong secret does not verify: the signature is over id, timestamp and body.
     const d = all.received[0]!;
     expect(verifyWebhook(everything.secret, d.id, d.timestamp, JSON.stringify(d.body), "v1,AAAA")).to.equal(
       false,
     );
+  });
+
+  it("a filter with like fires; an update that takes a row out of the filter is delivered as row.left, its key only", async () => {
+    const r = await receiver();
+    await subscribe(r, {
+      tables: ["customer"],
+      verbs: ["UPDATE", "DELETE"],
+      filter: "name like 'Le%' and credit_limit > 100",
+    });
+    const put = async (name: string, credit_limit: number) => {
+      const current = (await s.api.get(s.key, `customer/${name}`)).body[0];
+      const done = await s.api.put(s.key, `customer/${name}`, {
+        credit_limit,
+        "@metadata": current["@metadata"],
+      });
+      expect(done.status, JSON.stringify(done.body)).to.equal(200);
+    };
+    for (const name of ["Leaver", "Lean"])
+      expect((await s.api.post(s.key, "customer", { name, credit_limit: 500 })).status).to.equal(201);
+    await put("Leaver", 600); // still matches: row.updated
+    await put("Leaver", 50); // leaves the filter: row.left
+    await put("Leaver", 40); // outside already: nothing
+    const gone = (await s.api.get(s.key, "customer/Leaver")).body[0];
+    expect(
+      (await s.api.delete(s.key, `customer/Leaver?checksum=${gone["@metadata"].checksum}`)).status,
+    ).to.equal(200); // outside: nothing
+    await put("Lean", 700); // matches: row.updated (after the others in the feed)
+    await until("three deliveries", async () => r.delivered().size >= 3);
+    const byPosition = [...r.received].sort((a, b) => compareIds(a.body.data.position, b.body.data.position));
+    expect(byPosition.map((d) => `${d.body.type} ${d.body.data.key}`)).to.deep.equal([
+      "row.updated Leaver",
+      "row.left Leaver",
+      "row.updated Lean",
+    ]);
+    expect(byPosition[0]!.body.data.row).to.include({ name: "Leaver", credit_limit: 600 });
+    expect(byPosition[1]!.body.data).to.include({ verb: "UPDATE", key: "Leaver", row: null, checksum: null });
   });
 
   it("a receiver down for a while then back gets every event (retries with back-off; dedup by webhook-id)", async () => {

@@ -29,7 +29,7 @@ function counted(key: string, table: string, label: string) {
     key,
     view: (e) => {
       calls.push(e.id);
-      return e.table === table ? { label, name: e.row!.name } : null;
+      return e.table === table ? { event: "change", data: { label, name: e.row!.name } } : null;
     },
   };
   return { keyed, calls };

@@ -16,13 +16,13 @@ import {
   columnsEqual,
   or,
 } from "../../../services/data/src/domain/read/row-filters.ts";
-import { compileFilter, parseFilter } from "../../../services/data/src/query/index.ts";
+import { compileCondition, parseFilter } from "../../../services/data/src/query/index.ts";
 import { rowMatcher, toMongoFilter } from "../../../services/data/src/store/mongo-filter.ts";
 
 const table = (...key: string[]) => ({ key }) as TableModel;
 const balanceOver = (n: number) =>
   clientFilter(
-    compileFilter(parseFilter(`balance > ${n}`), { balance: { field: "balance", type: "number" } }),
+    compileCondition(parseFilter(`balance > ${n}`), { balance: { field: "balance", type: "number" } }),
   );
 
 describe("row filters in MongoDB's dialect", () => {
@@ -58,18 +58,35 @@ describe("row filters in MongoDB's dialect", () => {
 
   it("every row is the empty query, in and out of an and; several row filters are one $or", () => {
     expect(toMongoFilter(and([]))).to.deep.equal({});
-    expect(toMongoFilter(clientFilter({}))).to.deep.equal({});
+    expect(toMongoFilter(clientFilter({ query: {}, test: () => true }))).to.deep.equal({});
     expect(toMongoFilter(or([balanceOver(1), balanceOver(2)]))).to.deep.equal({
       $or: [{ balance: { $gt: 1 } }, { balance: { $gt: 2 } }],
     });
   });
 
-  it("matches a row in process as the store would, with the filter language's operators only", () => {
+  it("matches a row in process as the store would: every shape, with the store's value rules", () => {
     const matches = rowMatcher(and([columnsEqual(["region"], ["EU"]), balanceOver(10)]));
     expect(matches({ _id: 1, _ck: "x", region: "EU", balance: 11 })).to.equal(true);
     expect(matches({ _id: 2, _ck: "x", region: "EU", balance: 10 })).to.equal(false);
     expect(matches({ _id: 3, _ck: "x", region: "US", balance: 11 })).to.equal(false);
-    const code = clientFilter({ $where: "true" });
-    expect(() => rowMatcher(code)({ _id: 1, _ck: "x" })).to.throw();
+    // a number is never greater than a string (type bracketing), a missing column equals nothing
+    expect(matches({ _id: 4, _ck: "x", region: "EU", balance: "11" })).to.equal(false);
+    expect(rowMatcher(columnsEqual(["region"], ["EU"]))({ _id: 5, _ck: "x" })).to.equal(false);
+    const row = (id: unknown, extra: Record<string, unknown> = {}) =>
+      ({ _id: id, _ck: "x", ...extra }) as never;
+    expect(rowMatcher(byId(7))(row(7))).to.equal(true);
+    expect(rowMatcher(byId(7))(row("7"))).to.equal(false);
+    expect(rowMatcher(byIds([1, "[1,2]"]))(row("[1,2]"))).to.equal(true);
+    expect(rowMatcher(or([byId(1), byId(2)]))(row(3))).to.equal(false);
+    const after = rowMatcher(afterKey(table("order_no", "line_no"), [7, 2]));
+    expect(
+      [row(1, { order_no: 7, line_no: 3 }), row(2, { order_no: 8, line_no: 0 })].map(after),
+    ).to.deep.equal([true, true]);
+    expect(
+      [row(3, { order_no: 7, line_no: 2 }), row(4, { order_no: 6, line_no: 9 })].map(after),
+    ).to.deep.equal([false, false]);
+    // strings by code point: U+1F600 sorts after U+FF71, although its first UTF-16 unit does not
+    const afterName = rowMatcher(afterKey(table("name"), ["\uff71"]));
+    expect(afterName(row(5, { name: "😀" }))).to.equal(true);
   });
 });

@@ -148,6 +148,28 @@ describe("webhook deliveries", () => {
     );
     expect(JSON.parse(deleted.body).data).to.include({ checksum: null });
     expect(JSON.parse(deleted.body).data.oldRow).to.deep.equal({ name: "Alpha" });
+    // An update keeps its row as it was in the feed; the delivery shows it for deletes only.
+    const before = { _id: "Alpha", _ck: "old", name: "Alpha", balance: 500, region: "EU" };
+    const updated = renderDelivery(
+      { account: "acme", project: "shop", subscription: "wh_1" },
+      event({ oldRow: before }),
+    );
+    expect(JSON.parse(updated.body).data.oldRow).to.equal(null);
+    // A leave: the key and the change's metadata, nothing of the new state.
+    const left = renderDelivery(
+      { account: "acme", project: "shop", subscription: "wh_1" },
+      event({ oldRow: before }),
+      "leave",
+    );
+    expect(left.type).to.equal("row.left");
+    expect(JSON.parse(left.body).data).to.include({
+      verb: "UPDATE",
+      key: "Alpha",
+      row: null,
+      oldRow: null,
+      checksum: null,
+      oldChecksum: "R:old",
+    });
   });
 });
 
@@ -158,14 +180,17 @@ describe("which events a subscription takes", () => {
       verbs: ["UPDATE", "DELETE"],
       filter: "balance > 100 and region = 'EU'",
     });
-    expect(test(event())).to.equal(true);
-    expect(test(event({ row: { _id: "B", _ck: "x", name: "B", balance: 50, region: "EU" } }))).to.equal(
-      false,
-    );
-    expect(test(event({ verb: "INSERT" }))).to.equal(false);
-    expect(test(event({ table: "purchaseorder" }))).to.equal(false);
+    expect(test(event())).to.equal("change");
+    expect(test(event({ row: { _id: "B", _ck: "x", name: "B", balance: 50, region: "EU" } }))).to.equal(null);
+    expect(test(event({ verb: "INSERT" }))).to.equal(null);
+    expect(test(event({ table: "purchaseorder" }))).to.equal(null);
     const gone = { _id: "A", _ck: "x", name: "A", balance: 500, region: "EU" };
-    expect(test(event({ verb: "DELETE", row: null, oldRow: gone }))).to.equal(true);
+    expect(test(event({ verb: "DELETE", row: null, oldRow: gone }))).to.equal("change");
+    expect(test(event({ verb: "DELETE", row: null, oldRow: { ...gone, balance: 5 } }))).to.equal(null);
+    // an update of a row the filter admitted, to one it does not: a leave; one it never admitted: nothing
+    const below = { _id: "A", _ck: "y", name: "A", balance: 50, region: "EU" };
+    expect(test(event({ row: below, oldRow: gone }))).to.equal("leave");
+    expect(test(event({ row: below, oldRow: { ...below, _ck: "z" } }))).to.equal(null);
   });
 
   it("refuses unknown tables (4001) and filters not valid on every table, or with globals (4002)", () => {

@@ -106,8 +106,12 @@ describe("query: like → regex", () => {
   });
 
   it("merges runs of wildcards into one unbounded repetition", () => {
-    expect(likeToRegex("a%%%b")).to.deep.equal({ source: "^a[\\s\\S]*b\\z", wildcards: 1 });
-    expect(likeToRegex("%_%_%")).to.deep.equal({ source: "^[\\s\\S][\\s\\S][\\s\\S]*\\z", wildcards: 1 });
+    expect(likeToRegex("a%%%b")).to.deep.equal({
+      source: "^a[\\s\\S]*b\\z",
+      local: "^a[\\s\\S]*b$",
+      wildcards: 1,
+    });
+    expect(likeToRegex("%_%_%")).to.include({ source: "^[\\s\\S][\\s\\S][\\s\\S]*\\z", wildcards: 1 });
     expect(likeToRegex("%a%b%").wildcards).to.equal(3);
   });
 
@@ -129,7 +133,7 @@ describe("query: like → regex", () => {
   });
 
   it("builds exact, escaped regexes for case-insensitive equality", () => {
-    expect(exactRegex("a%_.b")).to.equal("^a\\%\\_\\.b\\z");
+    expect(exactRegex("a%_.b").source).to.equal("^a\\%\\_\\.b\\z");
   });
 
   it("means the same as SQL LIKE (property)", () => {
@@ -153,10 +157,31 @@ describe("query: like → regex", () => {
         fc.string({ unit: "binary", maxLength: 12 }),
         (a, b) => {
           fc.pre(a.isWellFormed() && b.isWellFormed());
-          expect(toJsRegExp(exactRegex(a), "").test(b)).to.equal(a === b);
-          expect(toJsRegExp(exactRegex(a), "").test(a)).to.equal(true);
+          expect(toJsRegExp(exactRegex(a).source, "").test(b)).to.equal(a === b);
+          expect(toJsRegExp(exactRegex(a).source, "").test(a)).to.equal(true);
         },
       ),
+      { numRuns: 500 },
+    );
+  });
+
+  it("the local form (a JavaScript RegExp in Unicode mode) means the same as SQL LIKE (property)", () => {
+    fc.assert(
+      fc.property(text, pattern, (t, p) => {
+        const s = t.join("");
+        const like = p.join("");
+        expect(
+          new RegExp(likeToRegex(like).local, "u").test(s),
+          `${JSON.stringify(s)} like ${JSON.stringify(like)}`,
+        ).to.equal(sqlLike(s, like));
+      }),
+      { numRuns: 1000 },
+    );
+    fc.assert(
+      fc.property(fc.string({ unit: "binary", maxLength: 12 }), (a) => {
+        fc.pre(a.isWellFormed());
+        expect(new RegExp(exactRegex(a).local, "u").test(a)).to.equal(true);
+      }),
       { numRuns: 500 },
     );
   });

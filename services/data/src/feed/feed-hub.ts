@@ -2,7 +2,8 @@
  * One reader per project stream and process (docs/realtime.md): while a
  * project has live subscribers here, one Redis connection of this process
  * follows its change feed with a blocking XREAD and hands every batch of
- * events to each subscriber; the last subscriber to leave stops it. Each data
+ * events to each subscriber (one that throws is logged, and the others still
+ * get the batch); the last subscriber to leave stops it. Each data
  * replica follows the streams of its own subscribers, so the feed reaches them
  * whichever replica served the write.
  */
@@ -83,12 +84,27 @@ class StreamFollower {
         if (!newest) continue;
         last = newest[0];
         const events = entries.flatMap(([id, flat]) => parseFeedEntry(id, flat) ?? []);
-        for (const listener of this.listeners) listener(events);
+        for (const listener of this.listeners) this.#hand(listener, events);
       } catch (err) {
         if (this.#stopped) return;
         this.#logger.warn({ error: err instanceof Error ? err.name : typeof err }, "change feed read failed");
         await new Promise((r) => setTimeout(r, 500));
       }
+    }
+  }
+
+  /** Hands a batch to one listener: one that throws is logged, and the others still get the batch. */
+  #hand(listener: FeedListener, events: FeedEvent[]): void {
+    try {
+      listener(events);
+    } catch (err) {
+      this.#logger.error(
+        {
+          error: err instanceof Error ? err.name : typeof err,
+          stack: err instanceof Error ? err.stack : undefined,
+        },
+        "a change feed listener failed on a batch",
+      );
     }
   }
 

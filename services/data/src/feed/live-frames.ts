@@ -25,13 +25,13 @@ export class LiveFrames {
   readonly #byEvent = new WeakMap<FeedEvent, Map<string, string | null>>();
   readonly #byBatch = new WeakMap<readonly FeedEvent[], Map<string, string>>();
 
-  /** The `change` frame of `event` for `keyed`'s view, or null when that view hides the event. */
+  /** The `change` (or `leave`) frame of `event` for `keyed`'s view, or null when that view hides the event. */
   frame(keyed: KeyedView, event: FeedEvent): string | null {
     const frames = byViewKey(this.#byEvent, event);
     let text = frames.get(keyed.key);
     if (text === undefined) {
-      const object = keyed.view(event);
-      text = object ? sseFrame("change", object, event.id) : null;
+      const notice = keyed.view(event);
+      text = notice ? sseFrame(notice.event, notice.data, event.id) : null;
       frames.set(keyed.key, text);
     }
     return text;

@@ -299,9 +299,10 @@ class SubscriptionWorker {
 
   #fromFeed(position: string, flat: string[], test: EventTest): Delivery | null {
     const event = parseFeedEntry(position, flat);
-    if (!event || !test(event)) return null;
+    const announced = event && test(event);
+    if (!event || !announced) return null;
     const { account, project } = this.#project;
-    return renderDelivery({ account, project, subscription: this.subscription.id }, event);
+    return renderDelivery({ account, project, subscription: this.subscription.id }, event, announced);
   }
 
   async #lost(events: number): Promise<void> {

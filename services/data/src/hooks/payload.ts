@@ -2,7 +2,9 @@
  * The body of one webhook delivery (docs/webhooks.md), in the Standard Webhooks
  * shape `{type, timestamp, data}`: `type` is `row.inserted`, `row.updated` or
  * `row.deleted`; `data` the whole row change as the feed has it, with the row's
- * columns (no storage fields) and its checksum as the data API shows it.
+ * columns (no storage fields) and its checksum as the data API shows it. An
+ * update that made a row leave the subscription's filter is `row.left`: its key,
+ * nothing of its new state.
  */
 import type { FeedEvent, FeedVerb } from "../store/change-feed.ts";
 import type { RowDocument } from "../store/tenant-rows.ts";
@@ -33,11 +35,14 @@ export function webhookIdOf(subscription: string, position: string): string {
   return `msg_${subscription}_${position}`;
 }
 
+/** `announced`: the event as the subscription's test saw it (subscription-rules.ts). */
 export function renderDelivery(
   scope: { account: string; project: string; subscription: string },
   event: FeedEvent,
+  announced: "change" | "leave" = "change",
 ): Delivery {
-  const type = TYPES[event.verb];
+  const left = announced === "leave";
+  const type = left ? "row.left" : TYPES[event.verb];
   const millis = Number(event.id.split("-")[0]);
   const data = {
     account: scope.account,
@@ -48,9 +53,10 @@ export function renderDelivery(
     table: event.table,
     verb: event.verb,
     key: event.key,
-    row: columns(event.row),
-    oldRow: columns(event.oldRow),
-    checksum: event.row ? `R:${event.row._ck}` : null,
+    row: left ? null : columns(event.row),
+    // The feed keeps an update's row as it was too; deliveries carry it for deletes only.
+    oldRow: event.verb === "DELETE" ? columns(event.oldRow) : null,
+    checksum: event.row && !left ? `R:${event.row._ck}` : null,
     oldChecksum: event.oldChecksum === null ? null : `R:${event.oldChecksum}`,
     rules: event.rules,
   };

@@ -10,7 +10,7 @@ import { ApiError, errors } from "../../../../shared/errors.ts";
 import type { ProjectModel } from "../domain/model/project-model.ts";
 import { tableSchema } from "../domain/read/query-builder.ts";
 import { clientFilter } from "../domain/read/row-filters.ts";
-import { compileFilter, parseFilter } from "../query/index.ts";
+import { compileCondition, parseFilter } from "../query/index.ts";
 import type { FeedEvent, FeedVerb } from "../store/change-feed.ts";
 import { rowMatcher } from "../store/mongo-filter.ts";
 
@@ -64,8 +64,14 @@ export function webhookUrlProblem(text: string): string | undefined {
   return undefined;
 }
 
+/**
+ * What a subscription is sent of an event: the change, a leave (an update made a row its filter
+ * admitted stop matching it: docs/webhooks.md), or nothing (null).
+ */
+export type Announcement = "change" | "leave";
+
 /** The test of one subscription's events: table, verb and filter. */
-export type EventTest = (event: FeedEvent) => boolean;
+export type EventTest = (event: FeedEvent) => Announcement | null;
 
 /**
  * Compiles the subscription's test against `project`: 400/4001 for a table the project does not
@@ -85,7 +91,7 @@ export function compileEventTest(
       if (!table) return [];
       if (!parsed) return [[name, () => true] as const];
       try {
-        return [[name, rowMatcher(clientFilter(compileFilter(parsed, tableSchema(table), {})))] as const];
+        return [[name, rowMatcher(clientFilter(compileCondition(parsed, tableSchema(table), {})))] as const];
       } catch (err) {
         if (err instanceof ApiError && err.statusCode < 500)
           throw errors.badFilter(`filter on table '${name}': ${err.message}`);
@@ -96,8 +102,12 @@ export function compileEventTest(
   const verbs = new Set(spec.verbs);
   return (event) => {
     const test = tests.get(event.table);
-    const doc = event.row ?? event.oldRow;
-    return test !== undefined && verbs.has(event.verb) && doc !== null && test(doc);
+    if (test === undefined || !verbs.has(event.verb)) return null;
+    const { row, oldRow } = event;
+    if (row && test(row)) return "change";
+    // A delete is tested on the row as it was; an update of a row that matched before is a leave.
+    if (!oldRow || !test(oldRow)) return null;
+    return event.verb === "DELETE" ? "change" : "leave";
   };
 }
 

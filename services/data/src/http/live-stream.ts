@@ -2,8 +2,9 @@
  * Live queries (docs/realtime.md): a GET of a table-based resource with
  * `Accept: text/event-stream` answers Server-Sent Events: the first page as a
  * GET would answer it (`snapshot`), then every change of the project's change
- * feed that the key may see (`change`, one object, `id:` its feed position),
- * filtered per event by feed/live-view.ts. Streams whose views have the same
+ * feed that the key may see (`change`, one object, `id:` its feed position;
+ * `leave` when an update makes a row it saw stop matching), filtered per event
+ * by feed/live-view.ts; one open stream is an http/live-session.ts. Streams whose views have the same
  * key share one evaluation and one encoded frame per event
  * (feed/live-frames.ts), and each batch of events the hub hands out is one
  * socket write per stream.
@@ -19,19 +20,25 @@
  *    resumes from the last id it received.
  *  - Open streams per account and per key are limited in each process: 429/4295.
  *  - A process shutting down cuts its streams the same way (checked with the key).
+ *  - A definition change re-derives every open stream's view before its next event
+ *    (the project cache tells), and the periodic check asks for the current model too.
+ *  - Content negotiation is Koa's (`ctx.accepts`); every parameter is checked before
+ *    the stream opens (a plain 400).
  */
 import type { Context } from "koa";
 import { ApiError, ErrorCode, errors } from "../../../../shared/errors.ts";
 import type { KeyValidator } from "../../../../shared/keys/key-validation.ts";
 import type { Logger } from "../../../../shared/logger.ts";
-import type { ResourceModel } from "../domain/model/project-model.ts";
-import { readFromParams } from "../domain/read/resource-read.ts";
-import { compareIds, type FeedHub, parseStreamId } from "../feed/feed-hub.ts";
-import { sseFrame as frame, type KeyedView, LiveFrames } from "../feed/live-frames.ts";
-import { liveView, liveViewKey } from "../feed/live-view.ts";
-import type { ChangeFeed, FeedEvent } from "../store/change-feed.ts";
+import type { ProjectModel, ResourceModel } from "../domain/model/project-model.ts";
+import { readResource } from "../domain/read/reader.ts";
+import { readRequestFromParams } from "../domain/read/resource-read.ts";
+import { type FeedHub, parseStreamId } from "../feed/feed-hub.ts";
+import { sseFrame as frame, LiveFrames } from "../feed/live-frames.ts";
+import type { ChangeFeed } from "../store/change-feed.ts";
+import type { ProjectCache } from "../store/project-cache.ts";
 import type { TenantRows } from "../store/tenant-rows.ts";
 import { GroupedChecks } from "./grouped-checks.ts";
+import { deriveScope, LiveSession, type SessionRequest } from "./live-session.ts";
 import type { ProjectRequest } from "./project-request.ts";
 
 export interface LiveLimits {
@@ -40,6 +47,8 @@ export interface LiveLimits {
   heartbeatMs: number;
   keyCheckMs: number;
   maxBufferBytes: number;
+  /** Events a stream holds back while it catches up or re-derives its view, before it is cut. */
+  maxHeldEvents: number;
 }
 
 export interface LiveStreamDeps {
@@ -47,9 +56,11 @@ export interface LiveStreamDeps {
   feed: ChangeFeed;
   tenants: TenantRows;
   keys: KeyValidator;
+  /** The compiled projects: a stream's view follows its project's definition. */
+  projects: ProjectCache<ProjectModel>;
   limits: LiveLimits;
   logger: Logger;
-  /** Called when a slow client's stream is cut. */
+  /** Called when a stream is cut (a slow client, or one that fell behind). */
   onCut?: () => void;
   /** True once the process is shutting down: its streams are cut (clients resume elsewhere). */
   shuttingDown: () => boolean;
@@ -62,9 +73,16 @@ export interface LiveStreamDeps {
 /** Events read from the feed at once when catching up. */
 const HISTORY_PAGE = 500;
 
-/** Whether the client asks for the event stream rather than a JSON (or other) answer. */
+/** The answers a collection GET can give; JSON first: any type (`*` + `/*`) and no Accept at all mean a page. */
+const LIST_TYPES = ["application/json", "text/event-stream"];
+
+/**
+ * Whether the client asks for the event stream rather than a JSON (or other) answer: the media
+ * type Koa's content negotiation prefers among those a collection GET offers (q-values honoured:
+ * `text/event-stream;q=0` is a refusal).
+ */
 export function wantsEventStream(ctx: Context): boolean {
-  return ctx.get("accept").includes("text/event-stream");
+  return ctx.accepts(LIST_TYPES) === "text/event-stream";
 }
 
 function tooManyStreams(scope: string): ApiError {
@@ -98,27 +116,38 @@ export class LiveStreams {
   readonly #frames = new LiveFrames();
   /** "shutdown" when the process is shutting down (its streams are cut), else the key's check passed. */
   readonly #keyChecks: GroupedChecks<"valid" | "shutdown">;
+  /** The open sessions by project (`<account>/<project>`), told when its model may have changed. */
+  readonly #byProject = new Map<string, Set<LiveSession>>();
 
   constructor(deps: LiveStreamDeps) {
     this.#deps = deps;
     this.#keyChecks = new GroupedChecks(deps.limits.keyCheckMs);
+    deps.projects.watch((account, project) => {
+      for (const session of this.#byProject.get(`${account}/${project}`) ?? []) void session.refresh();
+    });
   }
 
   /** Answers the live query of `resource` for `r` (a collection URL). Errors before the stream opens answer as usual. */
   async serve(ctx: Context, r: ProjectRequest, resource: ResourceModel): Promise<void> {
-    const { hub, feed, tenants, keys, limits, logger } = this.#deps;
-    // A response event may reshape or remove what a GET answers; changes are not run through it.
-    if (r.version.scripts.responseEvents.length > 0)
-      throw errors.malformed("Live queries are not available in an API version with response events");
+    const { hub, feed, tenants, keys, limits, logger, projects } = this.#deps;
     if (r.params.has("parent"))
       throw errors.malformed("A live query lists a whole resource; parameter 'parent' does not apply");
-    const client = {
-      filters: r.params.get("filter") ?? [],
-      sysfilters: r.params.get("sysfilter") ?? [],
-      orders: [],
-      sysorders: [],
+    const request: SessionRequest = {
+      key: r.key,
+      versionName: r.version.name,
+      resourceName: resource.name,
+      addressing: r.addressing,
+      client: {
+        filters: r.params.get("filter") ?? [],
+        sysfilters: r.params.get("sysfilter") ?? [],
+        orders: [],
+        sysorders: [],
+      },
+      params: r.params,
+      requestId: ctx.state.requestId,
     };
-    const view: KeyedView = { view: liveView(r, resource, client), key: liveViewKey(r, resource, client) };
+    // Every parameter is checked before the stream opens: a bad one is a plain 400.
+    const scope = deriveScope(r.project, request);
     const account = r.project.account;
     const perAccount = (await this.#deps.accountLimit?.(account)) ?? limits.perAccount;
     // From here to the count below nothing waits, so the check and the count are one step.
@@ -131,7 +160,7 @@ export class LiveStreams {
       authorization: ctx.get("authorization") || undefined,
       authParams: r.params.get("auth") ?? [],
     };
-    const scope = { account, project: r.project.name };
+    const keyScope = { account, project: r.project.name };
     // The streams of one key (sent the same way) for one project share its periodic check.
     const checkGroup = JSON.stringify([
       r.key.id,
@@ -154,89 +183,80 @@ export class LiveStreams {
     });
     res.flushHeaders();
 
-    let last = "0-0";
-    let live = false;
-    let closed = false;
-    const pending: FeedEvent[] = [];
-    const end = (event?: string, data?: unknown) => {
-      if (closed) return;
-      closed = true;
-      res.end(event ? frame(event, data) : undefined);
-    };
-    // The snapshot (one page, bounded by pagesize) is not held against the client: only what follows.
-    const write = (text: string, bounded = true) => {
-      if (closed) return;
-      res.write(text);
-      if (!bounded || res.writableLength <= limits.maxBufferBytes) return;
-      end("cut", {
-        reason: "The client reads slower than the changes come; resume with Last-Event-ID",
-        last,
-      });
-      this.#deps.onCut?.();
-    };
-    // Events come in ascending order; those at or before `last` were sent already (catching up).
-    const send = (events: readonly FeedEvent[]) => {
-      const [oldest, newest] = [events[0], events.at(-1)];
-      if (closed || !oldest || !newest || compareIds(newest.id, last) <= 0) return;
-      let text = "";
-      if (compareIds(oldest.id, last) > 0) text = this.#frames.batch(view, events);
-      else for (const e of events) if (compareIds(e.id, last) > 0) text += this.#frames.frame(view, e) ?? "";
-      last = newest.id;
-      if (text) write(text);
-    };
+    const session = new LiveSession(
+      {
+        frames: this.#frames,
+        logger,
+        maxBufferBytes: limits.maxBufferBytes,
+        maxHeldEvents: limits.maxHeldEvents,
+        onCut: this.#deps.onCut,
+        currentModel: () => projects.get(account, r.project.name),
+      },
+      request,
+      scope,
+      res,
+    );
+    const projectId = `${account}/${r.project.name}`;
+    const sessions = this.#byProject.get(projectId) ?? new Set();
+    this.#byProject.set(projectId, sessions);
+    sessions.add(session);
+
     let unsubscribe = () => {};
-    const heartbeat = setInterval(() => write(": heartbeat\n\n"), limits.heartbeatMs);
+    const heartbeat = setInterval(() => session.write(": heartbeat\n\n"), limits.heartbeatMs);
     const leaveKeyChecks = this.#keyChecks.join(checkGroup, {
       check: async () => {
         if (this.#deps.shuttingDown()) return "shutdown";
-        await keys.validate(carrier, scope);
+        await keys.validate(carrier, keyScope);
         return "valid";
       },
       onResult: (result) => {
         if (result.status === "fulfilled" && result.value === "shutdown")
-          end("cut", { reason: "The server is shutting down; resume with Last-Event-ID", last });
-        else if (
-          result.status === "rejected" &&
-          result.reason instanceof ApiError &&
-          result.reason.statusCode === 401
-        )
-          end("closed", result.reason.body(ctx.state.requestId));
+          session.end("cut", {
+            reason: "The server is shutting down; resume with Last-Event-ID",
+            last: session.last,
+          });
+        else if (result.status === "fulfilled") void session.checkModel();
+        else if (result.reason instanceof ApiError && result.reason.statusCode === 401)
+          session.fail(result.reason);
       },
     });
     res.on("close", () => {
-      closed = true;
+      session.end();
       clearInterval(heartbeat);
       leaveKeyChecks();
       unsubscribe();
+      sessions.delete(session);
+      if (sessions.size === 0 && this.#byProject.get(projectId) === sessions)
+        this.#byProject.delete(projectId);
       this.#accounts.add(account, -1);
       this.#keys.add(r.key.id, -1);
       metered?.();
     });
 
     try {
-      const leave = await hub.subscribe(stream, (events) => (live ? send(events) : pending.push(...events)));
+      const leave = await hub.subscribe(stream, (events) => session.deliver(events));
       unsubscribe = leave;
       // Closed while subscribing: the close handler ran with nothing to leave yet.
-      if (closed) leave();
+      if (session.closed) leave();
       if (resume && !(await hub.lost(stream, resume))) {
-        last = resume;
+        session.resumeAt(resume);
       } else {
-        if (resume) write(frame("reset", { reason: "The position is no longer kept; starting afresh" }));
-        last = await hub.position(stream);
-        const rows = await readFromParams(tenants, r, resource, undefined, r.params);
-        write(frame("snapshot", rows, last), false);
+        if (resume)
+          session.write(frame("reset", { reason: "The position is no longer kept; starting afresh" }));
+        await session.snapshot(await hub.position(stream), (current) =>
+          readResource(tenants, readRequestFromParams(current, current.resource, undefined, r.params)),
+        );
       }
       for (;;) {
-        const events = await hub.history(stream, last, HISTORY_PAGE);
-        send(events);
-        if (events.length < HISTORY_PAGE || closed) break;
+        if (session.closed) break;
+        const events = await hub.history(stream, session.last, HISTORY_PAGE);
+        await session.catchUp(events);
+        if (events.length < HISTORY_PAGE) break;
       }
-      live = true;
-      send(pending.splice(0));
+      await session.goLive();
     } catch (err) {
       logger.warn({ error: err instanceof Error ? err.name : typeof err }, "live query could not start");
-      const failure = err instanceof ApiError ? err : errors.unavailable("The change feed");
-      end("closed", failure.body(ctx.state.requestId));
+      session.fail(err instanceof ApiError ? err : errors.unavailable("The change feed"));
     }
   }
 }

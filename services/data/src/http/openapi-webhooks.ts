@@ -25,7 +25,7 @@ const DELIVERY: Json = {
   type: "object",
   required: ["type", "timestamp", "data"],
   properties: {
-    type: { type: "string", enum: ["row.inserted", "row.updated", "row.deleted"] },
+    type: { type: "string", enum: ["row.inserted", "row.updated", "row.deleted", "row.left"] },
     timestamp: { type: "string", format: "date-time", description: "When the write committed." },
     data: {
       type: "object",
@@ -50,11 +50,11 @@ const DELIVERY: Json = {
         table: { type: "string" },
         verb: { type: "string", enum: ["INSERT", "UPDATE", "DELETE"] },
         key: { description: "The row's key value (a composite key: the JSON text of its values)." },
-        row: { ...ROW, description: "The row as committed; null for a delete." },
+        row: { ...ROW, description: "The row as committed; null for a delete and for `row.left`." },
         oldRow: { ...ROW, description: "A delete's row as it was; null otherwise." },
         checksum: {
           type: ["string", "null"],
-          description: "`R:…`, as the data API shows it; null for a delete.",
+          description: "`R:…`, as the data API shows it; null for a delete and for `row.left`.",
         },
         oldChecksum: {
           type: ["string", "null"],

@@ -172,6 +172,8 @@ export function restRouter(deps: RestDeps): Router {
     if (ctx.method === "GET") {
       const format = formatOf(ctx, r.params, r.version);
       await deps.scripts.requestEvents(r, request);
+      // A collection's answer depends on Accept (a page, or a live query's stream).
+      if (deps.live && !key) ctx.vary("Accept");
       if (deps.live && wantsEventStream(ctx)) {
         if (key) throw errors.malformed("A live query takes a collection URL, not an object's");
         return deps.live.serve(ctx, r, resource);

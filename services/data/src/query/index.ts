@@ -7,6 +7,7 @@
  * ```ts
  * const ast = parseFilter("balance > 100 and region = @{region}");
  * const query = compileFilter(ast, schema, key.globals);     // { $and: [...] }
+ * const { query, test } = compileCondition(ast, schema, key.globals); // and its test on a row
  * const sort = [...compileOrder(parseOrder("name desc"), schema), ["_id", 1]];
  * ```
  *
@@ -40,6 +41,7 @@ export type {
   SortPair,
   StringLiteral,
 } from "./ast.ts";
+export type { Condition, RowFields, RowTest } from "./conditions.ts";
 export { parseFilter } from "./filter-parser.ts";
 export { LIMITS } from "./input-limits.ts";
 export { compileOrder } from "./order-compiler.ts";
@@ -47,4 +49,4 @@ export { parseOrder } from "./order-parser.ts";
 export { printFilter, printName, printOrder, printString } from "./printer.ts";
 export { parseSysfilter } from "./sysfilter-parser.ts";
 export { parseSysorder } from "./sysorder-parser.ts";
-export { type CompileOptions, compileFilter, matchNothing } from "./translator.ts";
+export { type CompileOptions, compileCondition, compileFilter, matchNothing } from "./translator.ts";

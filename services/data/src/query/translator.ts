@@ -1,7 +1,9 @@
 /**
- * Filter AST → MongoDB query, with SQL's three-valued logic.
+ * Filter AST → MongoDB query, with SQL's three-valued logic; and, from the same walk, the
+ * same condition evaluated on a row in this process (conditions.ts: each query part and its
+ * test come from one constructor).
  *
- * Every node compiles to two queries: T ("the predicate is TRUE") and F ("it is
+ * Every node compiles to two conditions: T ("the predicate is TRUE") and F ("it is
  * FALSE"); rows where it is UNKNOWN match neither. NOT is pushed down by swapping
  * them: T(not p) = F(p); T(a and b) = T(a) ∧ T(b), F(a and b) = F(a) ∨ F(b); T(a or b)
  * = T(a) ∨ T(b), F(a or b) = F(a) ∧ F(b). The client's filter selects T.
@@ -16,6 +18,20 @@
  * escaped, anchored regular expression (like-regex.ts).
  */
 import type { AttributeInfo, FilterNode, InNode, LikeNode, MongoQuery, QuerySchema } from "./ast.ts";
+import {
+  allOf,
+  anyOf,
+  type Condition,
+  equal,
+  matching,
+  noneOf,
+  notEqual,
+  nothing,
+  notMatchingNorNull,
+  oneOf,
+  type Pattern,
+  range,
+} from "./conditions.ts";
 import { assertComparable, bindLiteral, type Coerced, coerce } from "./filter-values.ts";
 import { LIMITS } from "./input-limits.ts";
 import { exactRegex, likeToRegex } from "./like-regex.ts";
@@ -31,8 +47,8 @@ export interface CompileOptions {
   label?: QueryLabel;
 }
 
-/** A query, or null for "matches nothing". */
-type Q = MongoQuery | null;
+/** A condition, or null for "matches nothing". */
+type Q = Condition | null;
 
 interface Truth {
   t: Q;
@@ -43,7 +59,7 @@ const UNKNOWN: Truth = { t: null, f: null };
 
 /** A query that matches no document, built from allow-listed operators only. */
 export function matchNothing(): MongoQuery {
-  return { _id: { $in: [] } };
+  return nothing().query;
 }
 
 /**
@@ -57,10 +73,24 @@ export function compileFilter(
   globals: Record<string, unknown> = {},
   options: CompileOptions = {},
 ): MongoQuery {
+  return compileCondition(ast, schema, globals, options).query;
+}
+
+/**
+ * Compiles a filter AST to the condition selecting the rows where it is TRUE: the store's query
+ * (as compileFilter) and, made by the same constructors from the same bound values, its test on a
+ * row in this process (conditions.ts). Throws as compileFilter does.
+ */
+export function compileCondition(
+  ast: FilterNode,
+  schema: QuerySchema,
+  globals: Record<string, unknown> = {},
+  options: CompileOptions = {},
+): Condition {
   const compiler = new Compiler(schema, globals, options.label ?? ast.source ?? "filter");
-  const query = compiler.node(ast).t ?? matchNothing();
-  assertAllowedQuery(query, compiler.fields);
-  return query;
+  const condition = compiler.node(ast).t ?? nothing();
+  assertAllowedQuery(condition.query, compiler.fields);
+  return condition;
 }
 
 class Compiler {
@@ -91,8 +121,8 @@ class Compiler {
       }
       case "isNull": {
         const { field } = this.attribute(node.attr);
-        const isNull = { [field]: { $eq: null } };
-        const notNull = { [field]: { $ne: null } };
+        const isNull = equal(field, null);
+        const notNull = notEqual(field, null);
         return node.negated ? { t: notNull, f: isNull } : { t: isNull, f: notNull };
       }
       case "compare":
@@ -126,22 +156,22 @@ class Compiler {
             "is not supported; only equal, notequal, like and notlike can ignore case",
         );
       }
-      const equal = regexTruth(f, exactRegex(String(value)), "i");
-      return node.op === "=" ? equal : swap(equal);
+      const same = regexTruth(f, { regex: exactRegex(String(value)), caseInsensitive: true });
+      return node.op === "=" ? same : swap(same);
     }
     switch (node.op) {
       case "=":
-        return { t: { [f]: { $eq: value } }, f: { [f]: { $nin: [value, null] } } };
+        return { t: equal(f, value), f: noneOf(f, [value, null]) };
       case "<>":
-        return { t: { [f]: { $nin: [value, null] } }, f: { [f]: { $eq: value } } };
+        return { t: noneOf(f, [value, null]), f: equal(f, value) };
       case "<":
-        return { t: { [f]: { $lt: value } }, f: { [f]: { $gte: value } } };
+        return { t: range(f, "$lt", value), f: range(f, "$gte", value) };
       case "<=":
-        return { t: { [f]: { $lte: value } }, f: { [f]: { $gt: value } } };
+        return { t: range(f, "$lte", value), f: range(f, "$gt", value) };
       case ">":
-        return { t: { [f]: { $gt: value } }, f: { [f]: { $lte: value } } };
+        return { t: range(f, "$gt", value), f: range(f, "$lte", value) };
       case ">=":
-        return { t: { [f]: { $gte: value } }, f: { [f]: { $lt: value } } };
+        return { t: range(f, "$gte", value), f: range(f, "$lt", value) };
     }
   }
 
@@ -154,7 +184,8 @@ class Compiler {
         `like needs a string attribute; ${show(node.attr.name)} is ${info.type === "integer" ? "an" : "a"} ${info.type}`,
       );
     }
-    const { source, wildcards } = likeToRegex(node.pattern.value);
+    const regex = likeToRegex(node.pattern.value);
+    const { wildcards } = regex;
     if (wildcards > LIMITS.maxLikeWildcards) {
       throw badQuery(
         this.label,
@@ -162,7 +193,7 @@ class Compiler {
         `like pattern has more than ${LIMITS.maxLikeWildcards} '%' wildcards`,
       );
     }
-    const truth = regexTruth(info.field, source, node.upper ? "i" : "");
+    const truth = regexTruth(info.field, { regex, caseInsensitive: node.upper });
     return node.negated ? swap(truth) : truth;
   }
 
@@ -179,20 +210,16 @@ class Compiler {
     const f = info.field;
     // x in (a, b, null): TRUE when x is a or b, otherwise UNKNOWN (never FALSE).
     const truth: Truth = {
-      t: values.length > 0 ? { [f]: { $in: values } } : null,
-      f: hasNull ? null : { [f]: { $nin: [...values, null] } },
+      t: values.length > 0 ? oneOf(f, values) : null,
+      f: hasNull ? null : noneOf(f, [...values, null]),
     };
     return node.negated ? swap(truth) : truth;
   }
 }
 
 /** TRUE: the string field matches; FALSE: it is not null and does not match. */
-function regexTruth(field: string, source: string, flags: "" | "i"): Truth {
-  const t: MongoQuery = { [field]: flags ? { $regex: source, $options: flags } : { $regex: source } };
-  // A RegExp inside $nin means "does not match"; its source is exactly `source`
-  // (like-regex.ts only emits text that JavaScript keeps verbatim in RegExp.source).
-  const f: MongoQuery = { [field]: { $nin: [new RegExp(source, flags), null] } };
-  return { t, f };
+function regexTruth(field: string, pattern: Pattern): Truth {
+  return { t: matching(field, pattern), f: notMatchingNorNull(field, pattern) };
 }
 
 function swap(truth: Truth): Truth {
@@ -203,32 +230,18 @@ function opName(op: string): string {
   return { "<": "less", "<=": "lessequal", ">": "greater", ">=": "greaterequal" }[op] ?? op;
 }
 
-/** Conjunction; null (nothing) if any part is nothing. Flattens nested $and. */
+/** Conjunction; null (nothing) if any part is nothing. */
 function and(parts: Q[]): Q {
-  const items: MongoQuery[] = [];
+  const items: Condition[] = [];
   for (const part of parts) {
     if (part === null) return null;
-    if (isOnly(part, "$and")) items.push(...(part.$and as MongoQuery[]));
-    else items.push(part);
+    items.push(part);
   }
-  const [first] = items;
-  return first && items.length === 1 ? first : { $and: items };
+  return allOf(items);
 }
 
-/** Disjunction; parts that match nothing drop out; null if all do. Flattens nested $or. */
+/** Disjunction; parts that match nothing drop out; null if all do. */
 function or(parts: Q[]): Q {
-  const items: MongoQuery[] = [];
-  for (const part of parts) {
-    if (part === null) continue;
-    if (isOnly(part, "$or")) items.push(...(part.$or as MongoQuery[]));
-    else items.push(part);
-  }
-  const [first] = items;
-  if (!first) return null;
-  return items.length === 1 ? first : { $or: items };
-}
-
-function isOnly(query: MongoQuery, key: "$and" | "$or"): boolean {
-  const keys = Object.keys(query);
-  return keys.length === 1 && keys[0] === key;
+  const items = parts.filter((part): part is Condition => part !== null);
+  return items.length === 0 ? null : anyOf(items);
 }

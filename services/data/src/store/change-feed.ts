@@ -88,7 +88,11 @@ export interface FeedEvent {
   key: RowId;
   /** The row as committed (stored form: columns, `_id`, `_ck`); null for a delete. */
   row: RowDocument | null;
-  /** A delete's row as it was (readers check their row filters on it); null otherwise. */
+  /**
+   * An update's or a delete's row as it was (readers check their filters on it: a row that matched
+   * and no longer does leaves their view); null for an insert, and for an update appended by a
+   * release that did not record it.
+   */
   oldRow: RowDocument | null;
   /** The row's checksum before the write; null for an insert. */
   oldChecksum: string | null;
@@ -104,8 +108,10 @@ function entryOf(write: RowWrite, tx: string, rules: string[]): string[] {
   const row = write.kind === "delete" ? write.before : write.after;
   const fields = ["tx", tx, "table", write.table, "verb", VERBS[write.kind], "key", JSON.stringify(row._id)];
   if (write.kind !== "delete") fields.push("row", BSON.EJSON.stringify(write.after, { relaxed: true }));
-  if (write.kind !== "insert") fields.push("oldChecksum", write.before._ck);
-  if (write.kind === "delete") fields.push("oldRow", BSON.EJSON.stringify(write.before, { relaxed: true }));
+  if (write.kind !== "insert") {
+    fields.push("oldChecksum", write.before._ck);
+    fields.push("oldRow", BSON.EJSON.stringify(write.before, { relaxed: true }));
+  }
   if (rules.length > 0) fields.push("rules", JSON.stringify(rules));
   return fields;
 }

@@ -7,15 +7,8 @@
  * test/unit/data/mongo-filter.test.ts and test/integration/data/ferretdb-pushdown.test.ts.
  */
 import type { Document } from "mongodb";
-import type * as Sift from "sift";
-import siftDefault from "sift";
+import { equalsOperand, inOperands, satisfiesRange } from "../query/store-values.ts";
 import type { RowDocument, RowFilter } from "./tenant-rows.ts";
-
-// sift is CommonJS: its named exports reach an ES module as properties of the default export.
-const sift = siftDefault as unknown as typeof Sift;
-/** The operators the filters compile to, and no others (sift's `$where` would run code). */
-const { $and, $or, $eq, $ne, $gt, $gte, $lt, $lte, $in, $nin, $regex, $options } = sift;
-const QUERY_OPERATIONS = { $and, $or, $eq, $ne, $gt, $gte, $lt, $lte, $in, $nin, $regex, $options };
 
 export function toMongoFilter(filter: RowFilter): Document {
   switch (filter.op) {
@@ -56,10 +49,51 @@ function afterKey(columns: string[], values: unknown[]): Document {
 }
 
 /**
- * The filter evaluated on a row in this process, as the store would evaluate it (for rows that
- * are not read from the store: the change feed's events for live views, feed/live-view.ts, and for
- * webhooks, hooks/subscription-rules.ts).
+ * The filter evaluated on a row in this process, as the store evaluates the query toMongoFilter
+ * makes of it (for rows that are not read from the store: the change feed's events for live views,
+ * feed/live-view.ts, and for webhooks, hooks/subscription-rules.ts). Each shape is evaluated by the
+ * store's rules for the operators its query uses (query/store-values.ts); a client filter by the
+ * test its compile step made with its query (query/conditions.ts).
  */
 export function rowMatcher(filter: RowFilter): (row: RowDocument) => boolean {
-  return sift.createQueryTester(toMongoFilter(filter), { operations: QUERY_OPERATIONS });
+  switch (filter.op) {
+    case "all":
+      return () => true;
+    case "id": {
+      const { id } = filter;
+      return (row) => equalsOperand(row._id, id);
+    }
+    case "ids": {
+      const { ids } = filter;
+      return (row) => inOperands(row._id, ids);
+    }
+    case "eq": {
+      const { columns, values } = filter;
+      return (row) => columns.every((c, i) => equalsOperand(row[c], values[i]));
+    }
+    case "in": {
+      const { column, values } = filter;
+      return (row) => inOperands(row[column], values);
+    }
+    case "and": {
+      const items = filter.items.map(rowMatcher);
+      return (row) => items.every((matches) => matches(row));
+    }
+    case "or": {
+      const items = filter.items.map(rowMatcher);
+      return (row) => items.some((matches) => matches(row));
+    }
+    case "afterKey": {
+      const { columns, values } = filter;
+      // Equal on the first i columns and greater on column i, for some i (as afterKey's query).
+      return (row) =>
+        columns.some(
+          (c, i) =>
+            satisfiesRange(row[c], "$gt", values[i]) &&
+            columns.slice(0, i).every((d, j) => equalsOperand(row[d], values[j])),
+        );
+    }
+    case "client":
+      return filter.filter.test;
+  }
 }

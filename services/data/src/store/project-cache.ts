@@ -47,6 +47,7 @@ export class ProjectCache<Model extends CachedProject> {
   readonly #compile: (stored: ProjectWithStorage) => Model;
   readonly #logger: Logger;
   readonly #forget: (project: DeletedProject) => void;
+  readonly #watchers = new Set<(account: string, project: string) => void>();
   #timer: NodeJS.Timeout | undefined;
 
   constructor(options: {
@@ -73,7 +74,7 @@ export class ProjectCache<Model extends CachedProject> {
       if (channel !== this.#channel) return;
       const deleted = parseDeletion(message);
       if (deleted) this.#deleted(deleted);
-      else this.#entries.delete(message);
+      else this.#drop(message);
     });
     // After a reconnect, notifications may have been missed: forget everything.
     this.#subscriber.on("ready", () => this.#entries.clear());
@@ -105,11 +106,29 @@ export class ProjectCache<Model extends CachedProject> {
     return entry;
   }
 
+  /**
+   * Calls `watcher` whenever a project's model may have changed in this process (a change or a
+   * deletion, from this process, another one, or the periodic check): what holds a model (a live
+   * query) asks for it again. Returns the call that stops watching.
+   */
+  watch(watcher: (account: string, project: string) => void): () => void {
+    this.#watchers.add(watcher);
+    return () => this.#watchers.delete(watcher);
+  }
+
   /** Called by the admin API after it changed a project: this process and all others reload it. */
   async changed(account: string, project: string): Promise<void> {
     const id = `${account}/${project}`;
-    this.#entries.delete(id);
+    this.#drop(id);
     await this.#publisher.publish(this.#channel, id);
+  }
+
+  /** Forgets the model of `id` (`<account>/<project>`) and tells the watchers. */
+  #drop(id: string): void {
+    this.#entries.delete(id);
+    const slash = id.indexOf("/");
+    if (slash < 0) return;
+    for (const watcher of this.#watchers) watcher(id.slice(0, slash), id.slice(slash + 1));
   }
 
   /** Called by the admin API after it deleted a project's incarnation `uid`: every process forgets it. */
@@ -122,7 +141,7 @@ export class ProjectCache<Model extends CachedProject> {
   }
 
   #deleted(project: DeletedProject): void {
-    this.#entries.delete(`${project.account}/${project.name}`);
+    this.#drop(`${project.account}/${project.name}`);
     this.#forget(project);
   }
 
@@ -138,7 +157,7 @@ export class ProjectCache<Model extends CachedProject> {
       for (const [id, model] of cached) {
         const now = current.get(id);
         // Deleted, deleted and created again, or changed.
-        if (now?.uid !== model.uid || now.revision !== model.revision) this.#entries.delete(id);
+        if (now?.uid !== model.uid || now.revision !== model.revision) this.#drop(id);
       }
     } catch (err) {
       this.#logger.warn({ err }, "project revision check failed");

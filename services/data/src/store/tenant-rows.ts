@@ -7,7 +7,7 @@
  * (write-loop.ts) commits a plan. Code outside store/ imports only the types
  * of this module (docs/architecture.md).
  */
-import type { MongoQuery } from "../query/index.ts";
+import type { MongoQuery, RowTest } from "../query/index.ts";
 import type { TenantStorage } from "./storage-names.ts";
 
 /** A row's `_id`: its single key value, or the JSON text of a composite key's values. */
@@ -47,9 +47,10 @@ export type RowFilter =
 /**
  * A filter of the filter language (docs/filters.md) as query/translator.ts compiles it: already in
  * the store's dialect (a MongoDB query of allow-listed operators, with SQL's three-valued logic
- * worked out), which only the adapter and the live view's matcher read.
+ * worked out), which only the adapter reads, and the same condition as a test of a row in this
+ * process, made by the same compile step (query/conditions.ts), which the row matcher uses.
  */
-export type ClientFilter = { dialect: "mongodb"; query: MongoQuery };
+export type ClientFilter = { dialect: "mongodb"; query: MongoQuery; test: RowTest };
 
 /** Sort order: columns with 1 (ascending) or -1 (descending), most significant first. */
 export type RowSort = [string, 1 | -1][];

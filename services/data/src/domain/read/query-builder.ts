@@ -8,7 +8,7 @@
 import { errors } from "../../../../../shared/errors.ts";
 import {
   type AttributeSchema,
-  compileFilter,
+  compileCondition,
   compileOrder,
   parseFilter,
   parseOrder,
@@ -78,7 +78,7 @@ export function rowFilterQuery(
   const schema = once(table, "schema", () => tableSchema(table));
   const parts = permission.rowFilters.map((text) =>
     clientFilter(
-      compileFilter(
+      compileCondition(
         once(table, `row filter ${text}`, () => parseFilter(text, "row filter")),
         schema,
         globals,
@@ -98,13 +98,13 @@ export function buildQuery(
   const schema = resourceSchema(resource, permission.columns);
   const parts: RowFilter[] = [];
   for (const text of client.filters)
-    parts.push(clientFilter(compileFilter(parseFilter(text), schema, globals)));
+    parts.push(clientFilter(compileCondition(parseFilter(text), schema, globals)));
   for (const text of client.sysfilters)
-    parts.push(clientFilter(compileFilter(parseSysfilter(text), schema, globals)));
+    parts.push(clientFilter(compileCondition(parseSysfilter(text), schema, globals)));
   const filter = resource.filter;
   if (filter) {
     const parsed = once(resource, "filter", () => parseFilter(filter));
-    parts.push(clientFilter(compileFilter(parsed, definedSchema(resource), globals)));
+    parts.push(clientFilter(compileCondition(parsed, definedSchema(resource), globals)));
   }
   const rows = rowFilterQuery(resource.table, permission, globals);
   if (rows) parts.push(rows);

@@ -66,16 +66,27 @@ export function parseParentKey(resource: ResourceModel, raw: string): Record<str
   return parseKeySegment(resource.via.container.table, raw);
 }
 
-export async function readResource(store: TenantRows, req: ReadRequest): Promise<WireObject[]> {
+/**
+ * What a read asks of the store before any query: the key's permission (403), the row filter and
+ * the sort (400 for a filter or an order that does not compile).
+ */
+export function planRead(req: ReadRequest): { permission: Permission; query: RowFilter; sort: SortSpec } {
   const { project, principal, resource } = req;
   const permission = requirePermission(project, principal, resource.table, "read");
-  let query = buildQuery(resource, permission, principal.globals, req.client);
+  const query = buildQuery(resource, permission, principal.globals, req.client);
+  return { permission, query, sort: buildSort(resource, permission, req.client) };
+}
+
+export async function readResource(store: TenantRows, req: ReadRequest): Promise<WireObject[]> {
+  const { project, resource } = req;
+  const planned = planRead(req);
+  const { permission, sort } = planned;
+  let query = planned.query;
   if (req.parent) {
     const children = await childrenOfVisibleParent(store, req, resource, req.parent);
     if (!children) return [];
     query = and([children, query]);
   }
-  const sort = buildSort(resource, permission, req.client);
   let skip = req.offset;
   if (req.key) {
     query = and([byId(rowId(resource.table, req.key)), query]);

@@ -18,7 +18,7 @@ import {
   type QueryParams,
   single,
 } from "./query-params.ts";
-import { parseParentKey, readResource } from "./reader.ts";
+import { parseParentKey, type ReadRequest, readResource } from "./reader.ts";
 import { type Addressing, collectionHref, type WireObject } from "./representation.ts";
 
 /** Who reads, in which project, and the URLs the answer's links are built on. */
@@ -45,6 +45,19 @@ export async function readFromParams(
   key: Record<string, unknown> | undefined,
   params: QueryParams,
 ): Promise<WireObject[]> {
+  return readResource(tenants, readRequestFromParams(scope, resource, key, params));
+}
+
+/**
+ * The read a GET's parameters ask for, each parameter checked (400 for one that is not valid; the
+ * filters and orders are compiled by the reader's planRead).
+ */
+export function readRequestFromParams(
+  scope: ReadScope,
+  resource: ResourceModel,
+  key: Record<string, unknown> | undefined,
+  params: QueryParams,
+): ReadRequest {
   // Named filters and sorts of the original product (`lac get -g/-t`) do not exist here;
   // ignoring them would answer a narrower question with more rows than asked for.
   for (const name of ["userfilter", "userorder"]) {
@@ -67,7 +80,7 @@ export async function readFromParams(
     if (nextKey) query.push(["pagekey", Buffer.from(JSON.stringify(nextKey)).toString("base64url")]);
     return `${collectionHref(scope.addressing, resourceName)}?${encodeQuery(query)}`;
   };
-  return readResource(tenants, {
+  return {
     project: scope.project,
     principal: scope.principal,
     resource,
@@ -93,7 +106,7 @@ export async function readFromParams(
       if (nometa) query.push(["nometa", "true"]);
       return batchUrl(sub.name, query, nextOffset, nextKey);
     },
-  });
+  };
 }
 
 /** The parameters as name/value pairs (repeated ones repeated), without those named in `without`. */

@@ -3,7 +3,7 @@
  * ("every row" drops out of an `and`, an `and` of one is that one), so a filter reaches the store
  * in the shape its indexes serve (store/mongo-filter.ts).
  */
-import type { MongoQuery } from "../../query/index.ts";
+import type { Condition } from "../../query/index.ts";
 import type { RowFilter, RowId } from "../../store/tenant-rows.ts";
 
 export const ALL_ROWS: RowFilter = { op: "all" };
@@ -38,7 +38,9 @@ export function or(alternatives: RowFilter[]): RowFilter {
   return { op: "or", items: alternatives };
 }
 
-/** A compiled filter of the filter language (query/); an empty query admits every row. */
-export function clientFilter(query: MongoQuery): RowFilter {
-  return Object.keys(query).length === 0 ? ALL_ROWS : { op: "client", filter: { dialect: "mongodb", query } };
+/** A compiled filter of the filter language (query/: compileCondition); an empty query admits every row. */
+export function clientFilter({ query, test }: Condition): RowFilter {
+  return Object.keys(query).length === 0
+    ? ALL_ROWS
+    : { op: "client", filter: { dialect: "mongodb", query, test } };
 }
