@@ -336,13 +336,14 @@ class SubscriptionWorker {
     const secrets = signingSecrets((stored) => this.#open(stored), this.subscription, sentAt);
     const result: AttemptResult =
       "problem" in secrets
-        ? { status: null, latencyMs: 0, error: `not sent: the signing secret is ${secrets.problem}` }
+        ? {
+            status: null,
+            latencyMs: 0,
+            error: `not sent: the signing secret is ${secrets.problem}`,
+            timedOut: false,
+          }
         : await postWebhook(
-            {
-              allowLoopback: this.#deps.allowLoopback,
-              timeoutMs: timing.timeoutMs,
-              logger: this.#deps.logger,
-            },
+            { allowLoopback: this.#deps.allowLoopback, timeoutMs: timing.timeoutMs },
             url,
             webhookHeaders(secrets.open, delivery.webhookId, Math.floor(sentAt / 1000), delivery.body),
             delivery.body,

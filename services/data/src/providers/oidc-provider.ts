@@ -16,7 +16,7 @@ import { errors } from "../../../../shared/errors.ts";
 import type { OidcDefinition } from "../domain/definition/project-definition.ts";
 import { isPlainObject } from "../domain/model/column-values.ts";
 import type { SandboxLogger } from "../sandbox/index.ts";
-import { IssuerUnavailableError, type KeySet, type OidcKeys } from "./oidc-keys.ts";
+import { IssuerUnavailableError, type OidcKeys } from "./oidc-keys.ts";
 import type { AuthProvider, LoginInfo, ProviderVerdict } from "./provider.ts";
 
 const TOKEN_FIELDS = ["id_token", "access_token"] as const;
@@ -88,17 +88,9 @@ export function createOidcProvider(options: OidcProviderOptions): AuthProvider {
     requiredClaims: ["exp"],
   };
 
-  /** Verifies with the kept keys; an unknown `kid` fetches the key set once more (rate-limited). */
+  /** Verifies with the issuer's keys (oidc-keys.ts: an unknown `kid` fetches the key set once more, rate-limited). */
   async function verify(token: string): Promise<JWTPayload> {
-    const withKeys = async ({ getKey }: KeySet) =>
-      (await jwtVerify(token, getKey, { ...verifyOptions, currentDate: new Date(now()) })).payload;
-    const keySet = await keys.current();
-    try {
-      return await withKeys(keySet);
-    } catch (e) {
-      if (!(e instanceof joseErrors.JWKSNoMatchingKey) || keySet.fresh) throw e;
-      return await withKeys(await keys.refetch());
-    }
+    return (await jwtVerify(token, keys.getKey, { ...verifyOptions, currentDate: new Date(now()) })).payload;
   }
 
   function refused(reason: string): ProviderVerdict {
