@@ -15,6 +15,7 @@ import { paging } from "./paging.ts";
 import { parseInsert } from "./parse-insert.ts";
 import { responseFormats } from "./response-formats.ts";
 import { scripts } from "./scripts.ts";
+import { webhookIsolation } from "./webhook-isolation.ts";
 import { webhooks } from "./webhooks.ts";
 
 export const scenarios: Scenario[] = [
@@ -34,6 +35,7 @@ export const scenarios: Scenario[] = [
   fairShare,
   changeFeed,
   webhooks,
+  webhookIsolation,
   feedFanout,
   growth,
   catastrophicIsolates,
