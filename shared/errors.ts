@@ -19,6 +19,7 @@ export const ErrorCode = {
   keyNotFound: 4042,
   methodNotAllowed: 4051,
   conflict: 4091,
+  limitReached: 4092,
   preconditionFailed: 4121,
   tooLarge: 4131,
   unsupportedMediaType: 4151,
@@ -103,6 +104,14 @@ export const errors = {
   methodNotAllowed: (method: string) =>
     new ApiError(405, ErrorCode.methodNotAllowed, `Method ${method} is not allowed here`),
   conflict: (msg: string) => new ApiError(409, ErrorCode.conflict, msg),
+  /** A count the deployment limits (`setting`) is reached: nothing was made. */
+  limitReached: (what: string, limit: number, setting: string) =>
+    new ApiError(
+      409,
+      ErrorCode.limitReached,
+      `${what}: the limit is ${limit} (${setting}); nothing was made`,
+      { details: { limit } },
+    ),
   preconditionFailed: (msg: string) => new ApiError(412, ErrorCode.preconditionFailed, msg),
   tooLarge: (limit: number) =>
     new ApiError(413, ErrorCode.tooLarge, `Request body is larger than the limit of ${limit} bytes`),

@@ -281,7 +281,17 @@ export const dataConfigSchema = z.object({
     .default("true")
     .transform((v) => v === "true"),
   /** Webhooks (docs/webhooks.md): deliveries each data-service process sends at once, all subscriptions together. */
-  WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(16),
+  WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(64),
+  /** Of them, one account's at most (all its subscriptions; no more than WEBHOOK_CONCURRENCY). */
+  WEBHOOK_ACCOUNT_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(32),
+  /** Attempts one subscription has under way at once in one process (taken, waiting for a turn or an answer). */
+  WEBHOOK_SUBSCRIPTION_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(16),
+  /** Attempts of one subscription in a row without an answer in time that open its circuit (it is backed off as a whole). */
+  WEBHOOK_CIRCUIT_TIMEOUTS: z.coerce.number().int().min(1).max(1000).default(5),
+  /** An open circuit's first cool-down before a probe; doubled each time it opens again, up to WEBHOOK_BACKOFF_CAP_MS (or this, when larger). */
+  WEBHOOK_CIRCUIT_OPEN_MS: z.coerce.number().int().min(10).default(30_000),
+  /** Webhook subscriptions one project may have (a POST beyond is refused, 409/4092). */
+  WEBHOOK_MAX_SUBSCRIPTIONS_PER_PROJECT: z.coerce.number().int().min(1).max(100_000).default(100),
   /** How long one delivery may take (connect, send, answer) before it counts as failed. */
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
   /** The first retry's delay; each further one doubles it, up to WEBHOOK_BACKOFF_CAP_MS. */

@@ -12,8 +12,8 @@
  *  - a project's change feed (a stream): the tenant database too, so the script that completes a
  *    write intent appends the write's events in the same step; so does the mark that a committed
  *    transaction's events were appended (one script sets it and appends);
- *  - a project's webhook subscriptions and each one's delivery state (retries, dead letters, log,
- *    replays): the tenant database as well, so one script moves an event between the feed's
+ *  - a project's webhook subscriptions, their circuits and each one's delivery state (retries,
+ *    dead letters, log, replays): the tenant database as well, so one script moves an event between the feed's
  *    consumer group and a subscription's retry state.
  * `prefix` is REDIS_PREFIX (no braces: it is validated at start-up).
  */
@@ -86,6 +86,11 @@ export function webhookStateKey(
   part: "retry" | "state" | "dead" | "log" | "replay",
 ): string {
   return `${prefix}hook-${part}:{${database}}:${collectionPrefix}:${subscription}`;
+}
+
+/** A project incarnation's webhook circuits (hash: subscription id → circuit; a closed one has none), beside its feed. */
+export function webhookCircuitsKey(prefix: string, database: string, collectionPrefix: string): string {
+  return `${prefix}hook-circuits:{${database}}:${collectionPrefix}`;
 }
 
 /** Hash of the project incarnations that have webhook subscriptions (where each process looks for work). */

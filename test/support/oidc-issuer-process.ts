@@ -7,14 +7,15 @@
  * - GET  /.well-known/openid-configuration, GET /jwks (with `Cache-Control` as
  *   set; counted).
  * - POST /control/sign `{claims, key?: "published" | "unpublished", alg?}` → `{token}`;
- *   `iss` defaults to the issuer.
+ *   `iss` defaults to the issuer. `{payload}` instead of claims: that exact text is signed (a
+ *   number JSON.stringify cannot write, `1e400`, say).
  * - POST /control/rotate: a new published key, used to sign from then on → `{kid}`.
  * - POST /control/cache-control `{value}`: the key set's `Cache-Control` from now on.
  * - GET  /control/stats → `{discovery, jwks}` requests served; GET /control/public-pem: the signing key's SPKI.
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { type CryptoKey, exportJWK, exportSPKI, generateKeyPair, type JWK, SignJWT } from "jose";
+import { CompactSign, type CryptoKey, exportJWK, exportSPKI, generateKeyPair, type JWK, SignJWT } from "jose";
 
 interface SigningKey {
   kid: string;
@@ -69,15 +70,20 @@ const server = http.createServer(async (req, res) => {
       stats.jwks++;
       return json({ keys: published.map((k) => k.jwk) }, { "cache-control": jwksCacheControl });
     case "POST /control/sign": {
-      const { claims, key, alg } = (await readBody(req)) as {
+      const { claims, key, alg, payload } = (await readBody(req)) as {
         claims: Record<string, unknown>;
         key?: string;
         alg?: string;
+        payload?: string;
       };
       const signer = key === "unpublished" ? unpublished : current;
-      const token = await new SignJWT({ iss: base, ...claims })
-        .setProtectedHeader({ alg: alg ?? "RS256", kid: signer.kid, typ: "JWT" })
-        .sign(signer.privateKey);
+      const header = { alg: alg ?? "RS256", kid: signer.kid, typ: "JWT" };
+      const token =
+        payload === undefined
+          ? await new SignJWT({ iss: base, ...claims }).setProtectedHeader(header).sign(signer.privateKey)
+          : await new CompactSign(new TextEncoder().encode(payload))
+              .setProtectedHeader(header)
+              .sign(signer.privateKey);
       return json({ token });
     }
     case "POST /control/rotate":

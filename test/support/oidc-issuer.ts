@@ -16,6 +16,8 @@ export interface OidcIssuer {
   url: string;
   /** A token with these claims (`iss` the issuer's unless given), signed with the current published key or one never published. */
   sign(claims: Record<string, unknown>, options?: { key?: "published" | "unpublished" }): Promise<string>;
+  /** A token whose payload is exactly `payload` (JSON text of the test's making), signed with the current key. */
+  signPayload(payload: string): Promise<string>;
   /** Publishes a new key and signs with it from now on. */
   rotate(): Promise<void>;
   setJwksCacheControl(value: string): Promise<void>;
@@ -41,6 +43,7 @@ export async function startOidcIssuer(): Promise<OidcIssuer> {
   return {
     url,
     sign: async (claims, options = {}) => (await control("POST", "sign", { claims, key: options.key })).token,
+    signPayload: async (payload) => (await control("POST", "sign", { payload })).token,
     rotate: async () => {
       await control("POST", "rotate");
     },

@@ -2,7 +2,8 @@
  * A webhook receiver for tests: a real HTTP server on loopback that checks each
  * delivery's Standard Webhooks signature and records it. It can be taken down
  * (the port refuses connections) and brought back on the same port, answer
- * another status, or hold requests unanswered until released.
+ * another status (with a body of its own), or hold requests unanswered (a
+ * receiver that hangs) until released.
  */
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -28,6 +29,14 @@ export interface ReceivedDelivery {
   body: any;
   /** The status the receiver answered. */
   status: number;
+  /** When it arrived (ms). */
+  at: number;
+}
+
+/** A body the receiver answers with, and its content type. */
+export interface AnswerBody {
+  body: string | Buffer;
+  contentType: string;
 }
 
 export interface Receiver {
@@ -43,8 +52,8 @@ export interface Receiver {
   /** The secret it checks signatures with ("" until set). */
   readonly secret: string;
   setSecret(secret: string): void;
-  /** The status to answer from now on (200 by default); `hold`: keep requests open until `release`. */
-  answer(status: number | "hold"): void;
+  /** The status to answer from now on (200 by default), with `body`; `hold`: keep requests open until `release`. */
+  answer(status: number | "hold", body?: AnswerBody): void;
   /** Answers every held request with `status`. */
   release(status?: number): void;
   down(): Promise<void>;
@@ -55,6 +64,7 @@ export interface Receiver {
 export async function startReceiver(path = "/hook"): Promise<Receiver> {
   let secret = "";
   let mode: number | "hold" = 200;
+  let answerBody: AnswerBody | undefined;
   const received: ReceivedDelivery[] = [];
   const holding: { res: ServerResponse; record: ReceivedDelivery; gone: boolean }[] = [];
   const handle = (req: IncomingMessage, res: ServerResponse) => {
@@ -72,6 +82,7 @@ export async function startReceiver(path = "/hook"): Promise<Receiver> {
         signature,
         body: text ? JSON.parse(text) : undefined,
         status: 0,
+        at: Date.now(),
       };
       received.push(record);
       if (mode === "hold") {
@@ -85,7 +96,8 @@ export async function startReceiver(path = "/hook"): Promise<Receiver> {
         return;
       }
       record.status = mode;
-      res.writeHead(mode).end();
+      if (answerBody) res.writeHead(mode, { "content-type": answerBody.contentType }).end(answerBody.body);
+      else res.writeHead(mode).end();
     });
   };
   let server = http.createServer(handle);
@@ -108,8 +120,9 @@ export async function startReceiver(path = "/hook"): Promise<Receiver> {
     setSecret: (s) => {
       secret = s;
     },
-    answer: (status) => {
+    answer: (status, body) => {
       mode = status;
+      answerBody = body;
     },
     release: (status = 200) => {
       for (const { res, record, gone } of holding.splice(0)) {

@@ -295,6 +295,7 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
       store: webhookStore,
       allowLoopback: config.SANDBOX_ALLOW_LOOPBACK_FETCH,
       secrets,
+      maxPerProject: config.WEBHOOK_MAX_SUBSCRIPTIONS_PER_PROJECT,
     },
     projects,
     providers: createProviderRegistry({
@@ -445,6 +446,16 @@ function liveLimits(config: DataConfig): LiveLimits {
 function webhookTiming(config: DataConfig): DispatchTiming {
   return {
     concurrency: config.WEBHOOK_CONCURRENCY,
+    accountConcurrency: config.WEBHOOK_ACCOUNT_CONCURRENCY,
+    subscriptionConcurrency: config.WEBHOOK_SUBSCRIPTION_CONCURRENCY,
+    circuit: {
+      timeouts: config.WEBHOOK_CIRCUIT_TIMEOUTS,
+      // Doubled up to the retries' cap, never below its own first cool-down.
+      backoff: {
+        baseMs: config.WEBHOOK_CIRCUIT_OPEN_MS,
+        capMs: Math.max(config.WEBHOOK_BACKOFF_CAP_MS, config.WEBHOOK_CIRCUIT_OPEN_MS),
+      },
+    },
     timeoutMs: config.WEBHOOK_TIMEOUT_MS,
     pollMs: config.WEBHOOK_POLL_MS,
     claimIdleMs: config.WEBHOOK_CLAIM_IDLE_MS,

@@ -16,6 +16,7 @@ import { parseInsert } from "./parse-insert.ts";
 import { quotas } from "./quotas.ts";
 import { responseFormats } from "./response-formats.ts";
 import { scripts } from "./scripts.ts";
+import { webhookIsolation } from "./webhook-isolation.ts";
 import { webhooks } from "./webhooks.ts";
 
 export const scenarios: Scenario[] = [
@@ -36,6 +37,7 @@ export const scenarios: Scenario[] = [
   changeFeed,
   quotas,
   webhooks,
+  webhookIsolation,
   feedFanout,
   growth,
   catastrophicIsolates,

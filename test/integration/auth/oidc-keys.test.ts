@@ -39,8 +39,6 @@ describe("oidc issuer keys", () => {
       issuer: url,
       allowedHosts: [],
       allowLoopback,
-      programKey: "a/p/oidc",
-      logger,
       resolve,
     });
     return createOidcProvider({

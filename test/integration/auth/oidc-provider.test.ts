@@ -195,6 +195,61 @@ describe("oidc provider", function () {
       await expectRefused({ id_token: await issuer.sign(claims({ aud: "someone-else" })) }, '"aud" claim');
     });
 
+    it("a token issued in the future beyond the clock skew (within it: accepted)", async () => {
+      await expectRefused(
+        { id_token: await issuer.sign(claims({ iat: nowSeconds() + 3600 })) },
+        "'iat' claim is in the future",
+      );
+      const within = await client().login({
+        id_token: await issuer.sign(claims({ iat: nowSeconds() + 10 })),
+      });
+      expect(within.status, JSON.stringify(within.body)).to.equal(200);
+    });
+
+    it("an exp, nbf or iat that is not a finite number (1e400 parses to Infinity)", async () => {
+      for (const [name, value] of [
+        ["exp", "1e400"],
+        ["nbf", "-1e400"],
+        ["iat", "-1e400"],
+      ] as const) {
+        const text = JSON.stringify({ iss: issuer.url, ...claims(), [name]: "@" }).replace('"@"', value);
+        await expectRefused(
+          { id_token: await issuer.signPayload(text) },
+          `'${name}' claim is not a finite number`,
+        );
+      }
+    });
+
+    it("a token whose parts are not canonical base64url (padding, white space, stray bits)", async () => {
+      const token = await issuer.sign(claims());
+      const [header, payload, signature] = token.split(".") as [string, string, string];
+      // The signature's last character carries 2 bits: another with the same 2 bits decodes alike.
+      const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+      const last = alphabet.indexOf(signature.at(-1)!);
+      const stray = alphabet[Math.floor(last / 16) * 16 + (((last % 16) + 1) % 16)]!;
+      const variants = [
+        `${header}.${payload}.${signature}==`,
+        `${header}.${payload}.${signature.slice(0, 10)}\n${signature.slice(10)}`,
+        `${token} `,
+        `${header}.${payload}.${signature.slice(0, -1)}${stray}`,
+      ];
+      for (const variant of variants) await expectRefused({ id_token: variant }, "canonical base64url");
+      expect((await client().login({ id_token: token })).status).to.equal(200);
+    });
+
+    it("an issuer that cannot be reached: 503 naming the identity provider, with Retry-After", async () => {
+      const unreachable = "http://127.0.0.1:1";
+      const put = await admin.putProject("acme", "unreachable", oidcProject(unreachable));
+      expect(put.status, JSON.stringify(put.body)).to.equal(201);
+      const r = await client("unreachable").login({
+        id_token: await issuer.sign(claims({ iss: unreachable })),
+      });
+      expect([r.status, r.body.errorCode], JSON.stringify(r.body)).to.deep.equal([503, 5031]);
+      expect(r.body.errorMessage).to.include("identity provider").and.include(unreachable);
+      expect(r.headers.get("retry-after")).to.equal("5");
+      expect(r.body).to.not.have.property("apikey");
+    });
+
     it("an unknown kid, after fetching the key set once more; a second one right after fetches nothing", async () => {
       // The key set is kept (max-age=600) from the logins above.
       expect((await client().login({ id_token: await issuer.sign(claims()) })).status).to.equal(200);

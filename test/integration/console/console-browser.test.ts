@@ -95,6 +95,10 @@ describe("console in Chromium", function () {
         WEBHOOK_BACKOFF_BASE_MS: "100",
         WEBHOOK_BACKOFF_CAP_MS: "200",
         WEBHOOK_RETRY_WINDOW_SECONDS: "1",
+        // One attempt without an answer within half a second backs a subscription off (its circuit).
+        WEBHOOK_TIMEOUT_MS: "500",
+        WEBHOOK_CIRCUIT_TIMEOUTS: "1",
+        WEBHOOK_CIRCUIT_OPEN_MS: "600000",
       },
       { console: true },
     );
@@ -310,6 +314,37 @@ describe("console in Chromium", function () {
         }
       } finally {
         await receiver.close();
+      }
+    });
+  });
+
+  describe("webhooks: a receiver that hangs", () => {
+    it("shows a subscription its receiver's time-outs backed off, and until when", async () => {
+      const hanging = await startReceiver();
+      const hooks = "/accounts/acme/projects/shop/webhooks";
+      try {
+        hanging.answer("hold");
+        const created = await operator.send("POST", hooks, { url: hanging.url, tables: ["customer"] });
+        expect(created.status, JSON.stringify(created.body)).to.equal(201);
+        const data = projectClient(platform.baseUrl, "acme", "shop");
+        expect((await data.post(issuedKeys[1], "customer", { name: "Unanswered" })).status).to.equal(201);
+        await until("the circuit opens", async () => {
+          const one = await operator.send("GET", `${hooks}/${created.body.id}`);
+          return one.body.circuit.state === "open";
+        });
+        await page.reload();
+        // In the subscription's own cell, below its URL.
+        const cell = page.getByRole("cell", { name: /Backed off after 1 attempt in a row/ });
+        await cell.waitFor();
+        const text = await cell.textContent();
+        expect(text, text ?? "")
+          .to.include(hanging.url)
+          .and.include("until one probe at");
+        await screenshot(page, "05-webhook-backed-off");
+        expect((await operator.send("DELETE", `${hooks}/${created.body.id}`)).status).to.equal(200);
+      } finally {
+        hanging.release();
+        await hanging.close();
       }
     });
   });

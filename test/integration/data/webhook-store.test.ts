@@ -43,7 +43,7 @@ describe("webhook store", () => {
   before(async () => {
     redis = await testRedisClient();
     store = new WebhookStore(redis, prefix);
-    await store.create({ account: "acme", project: "shop", uid: "u1", storage }, subscription);
+    await store.create({ account: "acme", project: "shop", uid: "u1", storage }, subscription, 100);
   });
   after(async () => {
     await deleteKeys(redis, await keysMatching(redis, `${prefix}*`));
@@ -52,7 +52,7 @@ describe("webhook store", () => {
 
   it("updates a subscription only as it was read: another change in between, or its deletion, wins", async () => {
     const other = { ...subscription, id: "wh_000000000000000000000002" };
-    await store.create({ account: "acme", project: "shop", uid: "u1", storage }, other);
+    await store.create({ account: "acme", project: "shop", uid: "u1", storage }, other, 100);
     const read = (await store.get(storage, other.id))!;
     const moved = { ...read, url: "https://93.184.215.14/moved" };
     expect(await store.update(storage, read, moved)).to.equal("updated");

@@ -316,27 +316,39 @@ describe("webhooks", function () {
     const view = (await s.admin.send("GET", `${HOOKS}/${hook.id}`)).body;
     expect(view.previousSecretExpires).to.equal(rotated.body.previousSecretExpires);
     expect(JSON.stringify(view)).to.not.include(second).and.not.include(first);
-    // Deliveries carry both signatures (from at most a second after the rotation on).
+    // From the moment the rotation is answered, deliveries carry both signatures.
     const signedBy = (d: Receiver["received"][number], secret: string) =>
       verifyWebhook(secret, d.id, d.timestamp, JSON.stringify(d.body), d.signature);
-    await until("a delivery signed with both secrets", async () => {
-      await s.api.post(s.key, "product", { name: "Rotating", price: 1 });
-      return r.received.some((d) => d.signature.split(" ").length === 2);
-    });
-    const both = r.received.find((d) => d.signature.split(" ").length === 2)!;
+    /** The delivery of a product inserted now. */
+    const deliveryOf = async (name: string) => {
+      expect((await s.api.post(s.key, "product", { name, price: 1 })).status).to.equal(201);
+      await until(`${name} delivered`, async () => r.received.some((d) => d.body.data.row.name === name));
+      return r.received.find((d) => d.body.data.row.name === name)!;
+    };
+    const both = await deliveryOf("Rotating");
+    expect(both.signature.split(" ")).to.have.length(2);
     expect([signedBy(both, first), signedBy(both, second)]).to.deep.equal([true, true]);
-    // A leaked secret: rotated with no overlap, the previous one signs nothing more.
+    // Each rotation's new secret signs the very next delivery; the one before it goes on beside it.
+    let previous = second;
+    for (let round = 0; round < 3; round++) {
+      const next = (await s.admin.send("POST", `${HOOKS}/${hook.id}/secret`)).body.secret as string;
+      const d = await deliveryOf(`Rotating ${round}`);
+      expect([signedBy(d, next), signedBy(d, previous)], `round ${round}`).to.deep.equal([true, true]);
+      previous = next;
+    }
+    // A leaked secret: rotated with no overlap, the previous one signs nothing more, from the answer on.
     const again = await s.admin.send("POST", `${HOOKS}/${hook.id}/secret`, { previousSecretSeconds: 0 });
     expect(again.status).to.equal(200);
     expect(again.body.previousSecretExpires).to.equal(null);
     const third = again.body.secret as string;
-    await until("a delivery signed with the newest secret", async () => {
-      await s.api.post(s.key, "product", { name: "Rotated", price: 1 });
-      return r.received.some((d) => signedBy(d, third));
-    });
-    const last = r.received.find((d) => signedBy(d, third))!;
+    const last = await deliveryOf("Rotated");
     expect(last.signature.split(" ")).to.have.length(1);
-    expect([signedBy(last, first), signedBy(last, second)]).to.deep.equal([false, false]);
+    expect(signedBy(last, third)).to.equal(true);
+    expect([signedBy(last, first), signedBy(last, second), signedBy(last, previous)]).to.deep.equal([
+      false,
+      false,
+      false,
+    ]);
     for (const body of [
       { previousSecretSeconds: -1 },
       { previousSecretSeconds: 8 * 86_400 },

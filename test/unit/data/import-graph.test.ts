@@ -108,6 +108,21 @@ describe("data service layers", () => {
     expect(offending.map((i) => `${i.from} → ${i.target}${i.typeOnly ? " (types)" : ""}`)).to.deep.equal([]);
   });
 
+  it("sends outbound HTTP through one path: egress/http-request.ts (docs/architecture.md#outbound-http)", () => {
+    const client = dataImports.filter((i) => i.target === "undici" && !i.typeOnly).map((i) => i.from);
+    expect(client).to.deep.equal([path.join("egress", "http-request.ts")]);
+    // Webhooks and the oidc provider send through it themselves, not through the sandbox's host function.
+    const sendingThrough = (file: string) =>
+      dataImports.filter((i) => i.from === file && !i.typeOnly).map((i) => i.target);
+    for (const file of [path.join("hooks", "egress.ts"), path.join("providers", "oidc-keys.ts")]) {
+      expect(sendingThrough(file), file).to.include(path.join("egress", "http-request.ts"));
+      expect(sendingThrough(file), file).to.not.include(path.join("sandbox", "fetch.ts"));
+    }
+    expect(sendingThrough(path.join("sandbox", "fetch.ts"))).to.include(
+      path.join("egress", "http-request.ts"),
+    );
+  });
+
   it("the store imports nothing of the layers above it", () => {
     const offending = dataImports.filter(
       (i) =>

@@ -227,7 +227,12 @@ describe("webhook settings", () => {
     const config = parseConfig(dataConfigSchema, env);
     expect(config).to.include({
       WEBHOOK_DELIVERY: true,
-      WEBHOOK_CONCURRENCY: 16,
+      WEBHOOK_CONCURRENCY: 64,
+      WEBHOOK_ACCOUNT_CONCURRENCY: 32,
+      WEBHOOK_SUBSCRIPTION_CONCURRENCY: 16,
+      WEBHOOK_CIRCUIT_TIMEOUTS: 5,
+      WEBHOOK_CIRCUIT_OPEN_MS: 30_000,
+      WEBHOOK_MAX_SUBSCRIPTIONS_PER_PROJECT: 100,
       WEBHOOK_RETRY_WINDOW_SECONDS: 86_400,
     });
   });

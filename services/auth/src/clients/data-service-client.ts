@@ -25,20 +25,21 @@ import {
 } from "../../../../shared/contracts/internal-api.ts";
 import { ApiError, ErrorCode, errors } from "../../../../shared/errors.ts";
 
-/** Headers of a 429 the client passes on as they are. */
+/** Headers of an answer the client passes on as they are. */
 const LIMIT_HEADERS = ["Retry-After", "RateLimit", "RateLimit-Policy"];
 
-/** What a 429's body may say; a part that is not of its type is left out. */
+/** What a passed-on answer's body may say; a part that is not of its type is left out. */
 const limitAnswerSchema = z.object({
   errorCode: z.number().optional().catch(undefined),
   errorMessage: z.string().optional().catch(undefined),
 });
 
 /**
- * A 429 of the data service (the account's request rate, or its share of the sandbox) is the
- * client's answer too: same status, code, message and limit headers.
+ * An answer of the data service that is the client's answer too: same status, code, message and
+ * limit headers. A 429 (the account's request rate, or its share of the sandbox); a 503 that says
+ * when to try again (`Retry-After`: an identity provider that could not be reached, say).
  */
-async function tooManyRequests(response: Response): Promise<ApiError> {
+async function passedOn(response: Response): Promise<ApiError> {
   const answer = limitAnswerSchema.safeParse(await response.json().catch(() => undefined));
   const body = answer.success ? answer.data : {};
   const headers: Record<string, string> = {};
@@ -46,10 +47,11 @@ async function tooManyRequests(response: Response): Promise<ApiError> {
     const value = response.headers.get(name);
     if (value !== null) headers[name] = value;
   }
+  const tooMany = response.status === 429;
   return new ApiError(
-    429,
-    body.errorCode ?? ErrorCode.rateLimited,
-    body.errorMessage ?? "Too many requests; try again later",
+    response.status,
+    body.errorCode ?? (tooMany ? ErrorCode.rateLimited : ErrorCode.unavailable),
+    body.errorMessage ?? (tooMany ? "Too many requests; try again later" : "Unavailable; try again later"),
     { headers },
   );
 }
@@ -105,7 +107,8 @@ export function createDataServiceClient(
       await response.body?.cancel();
       return null;
     }
-    if (response.status === 429) throw await tooManyRequests(response);
+    if (response.status === 429 || (response.status === 503 && response.headers.has("retry-after")))
+      throw await passedOn(response);
     if (!response.ok) {
       await response.body?.cancel();
       throw errors.unavailable(`The data service (status ${response.status})`);

@@ -9,10 +9,19 @@
  *     WEBHOOK_CLAIM_IDLE_MS: its process died mid-delivery, so they are sent again;
  *  3. dead letters an admin sent again (the replay stream), then new feed events;
  *     events the subscription does not take (table, verb, filter) are acknowledged unsent;
- *  4. every delivery at once, WEBHOOK_CONCURRENCY at most in the process.
- * Rounds do not wait for their deliveries: the next round starts while they are under way, as long
- * as fewer than IN_FLIGHT are, so one receiver that answers one event slowly (up to
- * WEBHOOK_TIMEOUT_MS) does not hold up the subscription's later events.
+ *  4. each delivery once its account has a turn of the process's sending capacity.
+ * A receiver holds only its own subscription (docs/webhooks.md#isolation-and-the-circuit):
+ *  - a subscription has at most WEBHOOK_SUBSCRIPTION_CONCURRENCY attempts under way in the
+ *    process (taken, waiting for a turn or for the receiver);
+ *  - the process sends WEBHOOK_CONCURRENCY at once, one account at most
+ *    WEBHOOK_ACCOUNT_CONCURRENCY of them, and accounts waiting for a turn take turns
+ *    (sandbox/fair-share.ts, as the sandbox shares its processes);
+ *  - attempts that time out in a row open the subscription's circuit (circuit.ts): it sends
+ *    nothing until one probe is answered.
+ * Rounds do not wait for their deliveries: the next round starts while they are under way, so one
+ * receiver that answers one event slowly (up to WEBHOOK_TIMEOUT_MS) does not hold up the
+ * subscription's later events. Each attempt signs with the subscription's secrets as stored when
+ * it starts (a rotation answered before applies to it).
  * A 2xx answer settles an event; anything else schedules a retry with back-off
  * (hooks/backoff.ts) until WEBHOOK_RETRY_WINDOW_SECONDS after its first failure,
  * then it is parked as a dead letter. Each attempt goes to the delivery log.
@@ -20,6 +29,7 @@
 import { hostname } from "node:os";
 import type { Logger } from "../../../../shared/logger.ts";
 import type { ProjectModel } from "../domain/model/project-model.ts";
+import { FairShare } from "../sandbox/fair-share.ts";
 import { parseFeedEntry } from "../store/change-feed.ts";
 import { type SecretBox, SecretBoxError } from "../store/secret-box.ts";
 import type {
@@ -32,13 +42,23 @@ import type {
   WebhookSubscription,
 } from "../store/webhook-store.ts";
 import { type Backoff, retryDelayMs } from "./backoff.ts";
+import type { CircuitPolicy } from "./circuit.ts";
+import { sendingNow } from "./circuit.ts";
+import { CircuitKeeper } from "./circuit-keeper.ts";
 import { type AttemptResult, postWebhook } from "./egress.ts";
 import { type Delivery, renderDelivery } from "./payload.ts";
 import { webhookHeaders } from "./signature.ts";
 import { currentEventTest, type EventTest } from "./subscription-rules.ts";
 
 export interface DispatchTiming {
+  /** Attempts the process sends at once (WEBHOOK_CONCURRENCY). */
   concurrency: number;
+  /** Of them, one account's at most (WEBHOOK_ACCOUNT_CONCURRENCY). */
+  accountConcurrency: number;
+  /** Attempts one subscription has under way in the process (WEBHOOK_SUBSCRIPTION_CONCURRENCY). */
+  subscriptionConcurrency: number;
+  /** When a subscription's circuit opens, and for how long. */
+  circuit: CircuitPolicy;
   timeoutMs: number;
   pollMs: number;
   claimIdleMs: number;
@@ -72,36 +92,15 @@ export interface DispatcherDeps {
   now?: () => number;
 }
 
-/** Entries one worker takes from each source per round. */
+/** Entries one worker takes from each source per round at most. */
 const BATCH = 100;
-/** Deliveries one worker has under way at most (taken, waiting for a slot or for the receiver). */
-const IN_FLIGHT = 2 * BATCH;
 /** How often the subscriptions are looked up again (a new one starts within this; its events wait in its group). */
 const REFRESH_MS = 1000;
 /** How often a worker checks whether the feed trimmed events it had not read. */
 const TRIM_CHECK_MS = 5000;
 
-/** At most `size` holders at once; the others wait in order. */
-class Slots {
-  #free: number;
-  readonly #waiting: (() => void)[] = [];
-
-  constructor(size: number) {
-    this.#free = size;
-  }
-
-  async run<T>(work: () => Promise<T>): Promise<T> {
-    if (this.#free > 0) this.#free--;
-    else await new Promise<void>((resolve) => this.#waiting.push(resolve));
-    try {
-      return await work();
-    } finally {
-      const next = this.#waiting.shift();
-      if (next) next();
-      else this.#free++;
-    }
-  }
-}
+/** A turn of the process's sending capacity (sandbox/fair-share.ts), ended once. */
+type Turns = (account: string) => Promise<{ end(cpuMs: number): void }>;
 
 /** One event on its way: where it came from (a first attempt) or its retry state (a retry). */
 interface Item {
@@ -112,10 +111,11 @@ interface Item {
 
 class SubscriptionWorker {
   subscription: WebhookSubscription;
+  readonly circuit: CircuitKeeper;
   readonly #project: WebhookProject;
   readonly #deps: DispatcherDeps;
   readonly #consumer: string;
-  readonly #slots: Slots;
+  readonly #turns: Turns;
   readonly #now: () => number;
   /** The event test, and what it was compiled from (the project's revision, the subscription's tables, verbs and filter). */
   #test: { madeOf: string; test: EventTest | null } | undefined;
@@ -126,8 +126,24 @@ class SubscriptionWorker {
   #lastTrimCheck = 0;
   /** The subscription's secrets as last opened, by their stored form: opening costs more than signing. */
   readonly #opened = new Map<string, string>();
-  /** Deliveries under way, by the event's source and position (or webhook id, for a retry). */
-  readonly #inFlight = new Map<string, Promise<void>>();
+  /**
+   * Events taken (from the group, the replay stream or the retries) and not settled, by the event's
+   * source and position (or webhook id, for a retry): waiting in `#queue` or being sent. Each one's
+   * promise ends when its attempt does, or when it is let go unsent (the circuit opened).
+   */
+  readonly #taken = new Map<string, { settled: Promise<void>; letGo: () => void }>();
+  /** Taken events not sent yet, oldest first: the next ones as soon as the subscription may send more. */
+  #queue: { key: string; item: Item }[] = [];
+  /** Attempts being sent (a turn asked for, or the receiver's answer awaited). */
+  #sending = 0;
+  /** The probe is being sent (the circuit half-open, held by this process). */
+  #probing = false;
+  /** Wakes the loop when an attempt ends (room to read more). */
+  #attemptEnded: (() => void) | undefined;
+  /** The subscription's record as stored: the read that callers asking now will share (not begun yet). */
+  #nextRecord: Promise<WebhookSubscription | null> | undefined;
+  /** The last read of the record begun (the next one begins after it). */
+  #recordRead: Promise<void> = Promise.resolve();
   readonly done: Promise<void>;
 
   constructor(
@@ -135,14 +151,21 @@ class SubscriptionWorker {
     project: WebhookProject,
     deps: DispatcherDeps,
     consumer: string,
-    slots: Slots,
+    turns: Turns,
   ) {
     this.subscription = subscription;
     this.#project = project;
     this.#deps = deps;
     this.#consumer = consumer;
-    this.#slots = slots;
+    this.#turns = turns;
     this.#now = deps.now ?? Date.now;
+    this.circuit = new CircuitKeeper(
+      deps.store,
+      project.storage,
+      subscription.id,
+      consumer,
+      deps.timing.circuit,
+    );
     this.done = this.#run();
   }
 
@@ -151,32 +174,73 @@ class SubscriptionWorker {
     this.#wake?.();
   }
 
+  /**
+   * What the subscription may do now by its circuit: send as usual, send one probe (taken once the
+   * cool-down is over, and held on while there was nothing to send), or wait.
+   */
+  async #mode(): Promise<"send" | "probe" | "wait"> {
+    const { timing } = this.#deps;
+    const now = this.#now();
+    const mode = sendingNow(this.circuit.value, this.#consumer, now);
+    if (mode === "send" || this.#probing) return mode;
+    const holdLeft = (this.circuit.value.until ?? 0) - now;
+    if (mode === "probe" && holdLeft >= timing.timeoutMs + timing.pollMs) return mode;
+    await this.circuit.holdProbe(now, 2 * timing.timeoutMs + timing.pollMs);
+    return sendingNow(this.circuit.value, this.#consumer, now);
+  }
+
+  /** Starts queued events as the subscription's limit and its circuit let it. */
+  #pump(mode: "send" | "probe" | "wait"): void {
+    const limit = mode === "send" ? this.#deps.timing.subscriptionConcurrency : 0;
+    while (this.#sending < limit && this.#queue.length > 0) this.#send(this.#queue.shift()!, false);
+    if (mode === "probe" && !this.#probing && this.#sending === 0 && this.#queue.length > 0)
+      this.#send(this.#queue.shift()!, true);
+  }
+
+  /**
+   * Lets the queued events go unsent while the circuit is open: a feed or replay entry stays pending
+   * (taken over after WEBHOOK_CLAIM_IDLE_MS, by this process or another), a retry's lease runs out.
+   * Kept here, they could be taken over meanwhile and sent twice.
+   */
+  #letGo(): void {
+    for (const { key } of this.#queue.splice(0)) this.#taken.get(key)?.letGo();
+  }
+
   async #run(): Promise<void> {
+    const { subscriptionConcurrency: limit, pollMs } = this.#deps.timing;
     while (!this.#stopped) {
-      if (this.#inFlight.size >= IN_FLIGHT) {
-        await Promise.race(this.#inFlight.values());
-        continue;
-      }
       let worked = 0;
+      let mode: "send" | "probe" | "wait" = "wait";
       try {
-        worked = await this.#round(IN_FLIGHT - this.#inFlight.size);
+        mode = await this.#mode();
+        if (mode === "wait") this.#letGo();
+        this.#pump(mode);
+        // Read ahead while the sending ones are under way: up to the limit again waiting in the queue,
+        // read in batches of at least half the limit. A probe is one event.
+        const room =
+          mode === "send" ? 2 * limit - this.#taken.size : mode === "probe" && this.#taken.size === 0 ? 1 : 0;
+        if (room >= (mode === "send" ? Math.ceil(limit / 2) : 1)) {
+          worked = await this.#round(room);
+          this.#pump(mode);
+        }
       } catch (err) {
         this.#deps.logger.warn(
           { subscription: this.subscription.id, error: err instanceof Error ? err.message : String(err) },
           "webhook delivery round failed",
         );
       }
-      if (worked === 0 && !this.#stopped) {
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, this.#deps.timing.pollMs);
-          this.#wake = () => {
-            clearTimeout(timer);
-            resolve();
-          };
-        });
-      }
+      if (worked > 0 || this.#stopped) continue;
+      // Nothing read: until an attempt ends (room again) or the poll interval passes.
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, pollMs);
+        this.#wake = this.#attemptEnded = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
     }
-    await Promise.all(this.#inFlight.values());
+    this.#letGo();
+    await Promise.all([...this.#taken.values()].map((t) => t.settled));
   }
 
   /**
@@ -216,15 +280,26 @@ class SubscriptionWorker {
     if (!test) return 0;
     const now = this.#now();
     const items: Item[] = [];
-    const batch = Math.min(BATCH, room);
-    for (const state of await store.takeDue(storage, id, now, now + timing.claimIdleMs, batch)) {
+    /** What is left of the room, in entries of one source. */
+    const left = () => Math.min(BATCH, room - items.length);
+    for (const state of await store.takeDue(storage, id, now, now + timing.claimIdleMs, left())) {
       const { webhookId, position, type, body } = state;
       items.push({ delivery: { webhookId, position, type, body }, from: null, state });
     }
-    const entries: { source: DeliverySource; entry: [string, string[]] }[] = [];
+    const skipped: string[] = [];
+    /** Feed and replay entries: started when the subscription takes them; feed events it does not, acknowledged. */
+    const take = async (source: DeliverySource, entries: [string, string[]][]) => {
+      for (const [position, flat] of entries) {
+        const delivery = source === "feed" ? this.#fromFeed(position, flat, test) : fromReplay(flat);
+        if (delivery) items.push({ delivery, from: { source, entry: position }, state: null });
+        else if (source === "feed") skipped.push(position);
+        else await store.ack(storage, id, source, [position]);
+      }
+    };
     if (now - this.#lastClaim >= Math.min(timing.claimIdleMs / 2, 5000)) {
       this.#lastClaim = now;
       for (const source of ["feed", "replay"] as const) {
+        if (left() <= 0) break;
         const taken = await store.takeOver(
           storage,
           id,
@@ -232,27 +307,19 @@ class SubscriptionWorker {
           source,
           timing.claimIdleMs,
           this.#cursors[source],
-          batch,
+          left(),
         );
         this.#cursors[source] = taken.next;
         // A full pass over the pending entries: forget consumers of processes long gone.
         if (taken.next === "0-0")
           await store.dropIdleConsumers(storage, id, source, timing.claimIdleMs * 10, this.#consumer);
-        entries.push(...taken.entries.map((entry) => ({ source, entry })));
+        await take(source, taken.entries);
         if (taken.deleted.length > 0) await this.#lost(taken.deleted.length);
       }
     }
     for (const source of ["replay", "feed"] as const) {
-      const fresh = await store.readNew(storage, id, this.#consumer, source, batch);
-      entries.push(...fresh.map((entry) => ({ source, entry })));
-    }
-    const skipped: string[] = [];
-    for (const { source, entry } of entries) {
-      const [position, flat] = entry;
-      const delivery = source === "feed" ? this.#fromFeed(position, flat, test) : fromReplay(flat);
-      if (delivery) items.push({ delivery, from: { source, entry: position }, state: null });
-      else if (source === "feed") skipped.push(position);
-      else await store.ack(storage, id, source, [position]);
+      if (left() <= 0) break;
+      await take(source, await store.readNew(storage, id, this.#consumer, source, left()));
     }
     await store.ack(storage, id, "feed", skipped);
     if (now - this.#lastTrimCheck >= TRIM_CHECK_MS) {
@@ -260,7 +327,7 @@ class SubscriptionWorker {
       const trimmed = await store.trimmedUnread(storage, id);
       if (trimmed > 0) await this.#lost(trimmed);
     }
-    for (const item of items) this.#start(item);
+    for (const item of items) this.#take(item);
     return items.length + skipped.length;
   }
 
@@ -277,14 +344,35 @@ class SubscriptionWorker {
   }
 
   /**
-   * Starts one delivery unless the same one is under way already (an entry of this process's own
-   * taken over again because it waited for a slot longer than WEBHOOK_CLAIM_IDLE_MS).
+   * Queues one event unless the same one is taken already (an entry of this process's own taken over
+   * again because it waited longer than WEBHOOK_CLAIM_IDLE_MS).
    */
-  #start(item: Item): void {
+  #take(item: Item): void {
     const key = item.from ? `${item.from.source} ${item.from.entry}` : `retry ${item.delivery.webhookId}`;
-    if (this.#inFlight.has(key)) return;
-    const delivery = this.#slots
-      .run(() => this.#deliver(item))
+    if (this.#taken.has(key)) return;
+    let letGo: () => void = () => {};
+    const settled = new Promise<void>((resolve) => {
+      letGo = () => {
+        this.#taken.delete(key);
+        resolve();
+      };
+    });
+    this.#taken.set(key, { settled, letGo });
+    this.#queue.push({ key, item });
+  }
+
+  /** Sends one queued event once its account has a turn; settles it when the attempt is recorded. */
+  #send({ key, item }: { key: string; item: Item }, probe: boolean): void {
+    this.#sending++;
+    if (probe) this.#probing = true;
+    this.#turns(this.#project.account)
+      .then(async (turn) => {
+        try {
+          await this.#deliver(item);
+        } finally {
+          turn.end(0);
+        }
+      })
       .catch((err: unknown) => {
         // The receiver's answer could not be recorded: the entry stays pending (taken over after
         // WEBHOOK_CLAIM_IDLE_MS), a retry's lease runs out; either is sent again.
@@ -293,8 +381,12 @@ class SubscriptionWorker {
           "a webhook delivery's outcome could not be recorded",
         );
       })
-      .finally(() => this.#inFlight.delete(key));
-    this.#inFlight.set(key, delivery);
+      .finally(() => {
+        this.#sending--;
+        if (probe) this.#probing = false;
+        this.#taken.get(key)?.letGo();
+        this.#attemptEnded?.();
+      });
   }
 
   #fromFeed(position: string, flat: string[], test: EventTest): Delivery | null {
@@ -332,28 +424,53 @@ class SubscriptionWorker {
     );
   }
 
+  /**
+   * The subscription as stored, read after the caller asked (so that a rotation answered before is
+   * in it): the attempts that start while a read is under way share the one after it.
+   */
+  #record(): Promise<WebhookSubscription | null> {
+    if (!this.#nextRecord) {
+      const read = this.#recordRead.then(() => {
+        this.#nextRecord = undefined;
+        return this.#deps.store.get(this.#project.storage, this.subscription.id);
+      });
+      this.#nextRecord = read;
+      this.#recordRead = read.then(
+        () => {},
+        () => {},
+      );
+    }
+    return this.#nextRecord;
+  }
+
+  /** One attempt: signed with the secrets as stored now, sent, its outcome recorded. */
   async #deliver(item: Item): Promise<void> {
     if (this.#stopped) return; // taken but not sent: a retry's lease runs out, an entry stays pending
     const { store, timing, metrics } = this.#deps;
     const { storage } = this.#project;
-    const { id, url } = this.subscription;
+    const id = this.subscription.id;
+    // As stored now, not as the last refresh saw it: a rotation answered before this attempt signs it.
+    const current = await this.#record();
+    if (!current) return; // deleted: its groups and state are gone with it
     const { delivery } = item;
     const sentAt = this.#now();
-    const secrets = signingSecrets((stored) => this.#open(stored), this.subscription, sentAt);
+    const secrets = signingSecrets((stored) => this.#open(stored), current, sentAt);
     const result: AttemptResult =
       "problem" in secrets
-        ? { status: null, latencyMs: 0, error: `not sent: the signing secret is ${secrets.problem}` }
+        ? {
+            status: null,
+            latencyMs: 0,
+            error: `not sent: the signing secret is ${secrets.problem}`,
+            timedOut: false,
+          }
         : await postWebhook(
-            {
-              allowLoopback: this.#deps.allowLoopback,
-              timeoutMs: timing.timeoutMs,
-              logger: this.#deps.logger,
-            },
-            url,
+            { allowLoopback: this.#deps.allowLoopback, timeoutMs: timing.timeoutMs },
+            current.url,
             webhookHeaders(secrets.open, delivery.webhookId, Math.floor(sentAt / 1000), delivery.body),
             delivery.body,
           );
     const now = this.#now();
+    if (!("problem" in secrets)) await this.circuit.attempted(result.timedOut, now);
     const attempt = (item.state?.attempts ?? 0) + 1;
     const logged = {
       at: now,
@@ -422,7 +539,7 @@ function fromReplay(flat: string[]): Delivery | null {
 export class WebhookDispatcher {
   readonly #deps: DispatcherDeps;
   readonly #workers = new Map<string, SubscriptionWorker>();
-  readonly #slots: Slots;
+  readonly #turns: Turns;
   /** This process's consumer name in every group. */
   readonly consumer = `${hostname()}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
   #timer: NodeJS.Timeout | undefined;
@@ -430,7 +547,16 @@ export class WebhookDispatcher {
 
   constructor(deps: DispatcherDeps) {
     this.#deps = deps;
-    this.#slots = new Slots(deps.timing.concurrency);
+    const { concurrency, accountConcurrency } = deps.timing;
+    const share = new FairShare({
+      totalConcurrency: concurrency,
+      accountConcurrency: Math.min(accountConcurrency, concurrency),
+      // Turns only: no CPU budget, no queue limit (each subscription's limit bounds what waits).
+      accountCpuMs: Number.POSITIVE_INFINITY,
+      windowMs: 60_000,
+      accountQueue: Number.MAX_SAFE_INTEGER,
+    });
+    this.#turns = (account) => share.turn(account);
   }
 
   start(): void {
@@ -454,6 +580,7 @@ export class WebhookDispatcher {
     for (const project of await this.#deps.store.projects()) {
       const prefix = `${project.storage.database}/${project.storage.collectionPrefix}/`;
       let subscriptions: WebhookSubscription[];
+      let circuits: Map<string, string>;
       try {
         const model = await this.#deps.project(project.account, project.project);
         if (!model || model.uid !== project.uid) {
@@ -461,6 +588,7 @@ export class WebhookDispatcher {
           continue;
         }
         subscriptions = await this.#deps.store.list(project.storage);
+        circuits = await this.#deps.store.circuits(project.storage);
       } catch (err) {
         // This project's workers keep going; the others are looked at as usual.
         for (const key of this.#workers.keys()) if (key.startsWith(prefix)) seen.add(key);
@@ -478,13 +606,13 @@ export class WebhookDispatcher {
         const subscription = await this.#resealed(project, found);
         const key = `${prefix}${subscription.id}`;
         seen.add(key);
-        const worker = this.#workers.get(key);
+        let worker = this.#workers.get(key);
         if (worker) worker.subscription = subscription;
-        else if (!this.#stopped)
-          this.#workers.set(
-            key,
-            new SubscriptionWorker(subscription, project, this.#deps, this.consumer, this.#slots),
-          );
+        else if (!this.#stopped) {
+          worker = new SubscriptionWorker(subscription, project, this.#deps, this.consumer, this.#turns);
+          this.#workers.set(key, worker);
+        }
+        worker?.circuit.seen(circuits.get(subscription.id) ?? "");
       }
     }
     for (const [key, worker] of this.#workers) {

@@ -1,50 +1,32 @@
 /**
- * Sending one webhook delivery: an HTTP POST through the same egress policy as
- * custom providers' `tessera.fetchJson` (sandbox/fetch.ts, sandbox/net-policy.ts):
- * public unicast addresses only — loopback too when the operator allows it
- * (SANDBOX_ALLOW_LOOPBACK_FETCH), never private ranges, link-local (the cloud
- * metadata address) or reserved ones — resolved once and connected to as
- * checked, no redirects followed, answer size and time capped.
+ * Sending one webhook delivery: an HTTP POST through the data service's one outbound path
+ * (egress/http-request.ts): public unicast addresses only — loopback too when the operator allows
+ * it (SANDBOX_ALLOW_LOOPBACK_FETCH), never private ranges, link-local (the cloud metadata address)
+ * or reserved ones — resolved once and connected to as checked, no redirects followed, within
+ * WEBHOOK_TIMEOUT_MS. A 2xx answer is a delivery whatever its body, which is read up to a bound
+ * and dropped.
  */
-import { lookup } from "node:dns/promises";
-import { isIP } from "node:net";
-import { createFetchJson, type FetchJsonResponse } from "../sandbox/fetch.ts";
-import type { SandboxLogger } from "../sandbox/index.ts";
-import { classifyAddress, isAddressAllowed } from "../sandbox/net-policy.ts";
+import { EgressError, hostRefusal, sendRequest } from "../egress/http-request.ts";
+
+/** How much of a receiver's answer is read (and dropped). */
+const ANSWER_BYTES = 64 * 1024;
 
 export interface EgressOptions {
   allowLoopback: boolean;
   timeoutMs: number;
-  logger: SandboxLogger;
 }
 
-/** What one attempt came to: the receiver's status, or why there was none. */
+/** What one attempt came to: the receiver's status, or why there was none (`timedOut`: no answer in time). */
 export interface AttemptResult {
   status: number | null;
   error: string | null;
   latencyMs: number;
-}
-
-/** The egress policy's allow-list entry of a URL's host (with its port when it names one). */
-function hostEntry(url: URL): string {
-  return url.port ? `${url.hostname}:${url.port}` : url.hostname;
+  timedOut: boolean;
 }
 
 /** Why the egress policy refuses the URL's host as it resolves now, or undefined (checked when a subscription is made). */
-export async function egressProblem(text: string, allowLoopback: boolean): Promise<string | undefined> {
-  const hostname = new URL(text).hostname.replace(/^\[|\]$/g, "");
-  let addresses: string[];
-  try {
-    addresses = isIP(hostname)
-      ? [hostname]
-      : (await lookup(hostname, { all: true, verbatim: true })).map((a) => a.address);
-  } catch {
-    return `${hostname} could not be resolved`;
-  }
-  const refused = addresses.find((a) => !isAddressAllowed(a, allowLoopback));
-  return refused === undefined
-    ? undefined
-    : `${hostname} is a ${classifyAddress(refused)} address, which deliveries may not reach`;
+export async function egressProblem(url: string, allowLoopback: boolean): Promise<string | undefined> {
+  return hostRefusal(url, { allowLoopback });
 }
 
 /** POSTs `body` to `url` with `headers`; a 2xx answer is a delivery, anything else a failure. */
@@ -54,39 +36,25 @@ export async function postWebhook(
   headers: Record<string, string>,
   body: string,
 ): Promise<AttemptResult> {
-  const target = new URL(url);
-  const fetchJson = createFetchJson({
-    allowedHosts: [hostEntry(target)],
-    allowLoopback: options.allowLoopback,
-    logger: options.logger,
-    defaultTimeoutMs: options.timeoutMs,
-    maxTimeoutMs: options.timeoutMs,
-    maxRequestBytes: 16 * 1024 * 1024,
-    maxResponseBytes: 64 * 1024,
-  });
-  const controller = new AbortController();
   const started = performance.now();
+  const elapsed = () => Math.round(performance.now() - started);
   try {
-    const response = (await fetchJson(
-      [
-        url,
-        { method: "POST", headers: { ...headers, accept: "*/*", "user-agent": "Tessera-Webhooks/1" }, body },
-      ],
+    const { status } = await sendRequest(
+      { allowLoopback: options.allowLoopback },
       {
-        programKey: "webhooks",
-        context: undefined,
-        signal: controller.signal,
-        deadline: Date.now() + options.timeoutMs,
-        callState: new Map(),
+        url,
+        method: "POST",
+        headers: { ...headers, accept: "*/*", "user-agent": "Tessera-Webhooks/1" },
+        body,
+        timeoutMs: options.timeoutMs,
+        maxResponseBytes: ANSWER_BYTES,
+        answerBody: "drop",
       },
-    )) as FetchJsonResponse;
-    const latencyMs = Math.round(performance.now() - started);
-    const ok = response.status >= 200 && response.status < 300;
-    return { status: response.status, error: ok ? null : `answered ${response.status}`, latencyMs };
+    );
+    const ok = status >= 200 && status < 300;
+    return { status, error: ok ? null : `answered ${status}`, latencyMs: elapsed(), timedOut: false };
   } catch (err) {
-    const message = err instanceof Error ? err.message.replace(/^fetchJson: /, "") : String(err);
-    return { status: null, error: message, latencyMs: Math.round(performance.now() - started) };
-  } finally {
-    controller.abort();
+    if (!(err instanceof EgressError)) throw err;
+    return { status: null, error: err.message, latencyMs: elapsed(), timedOut: err.reason === "timeout" };
   }
 }

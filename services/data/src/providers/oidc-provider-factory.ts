@@ -42,8 +42,6 @@ export function createOidcProviderFactory(
         issuer: settings.issuer,
         allowedHosts: auth.allowedHosts ?? [],
         allowLoopback: options.allowLoopback,
-        programKey,
-        logger: options.logger,
       }),
       projectRoles: new Set(project.roles.keys()),
       keyLifetimeSeconds: auth.keyLifetimeSeconds ?? DEFAULT_KEY_LIFETIME_SECONDS,

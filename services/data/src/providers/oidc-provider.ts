@@ -1,28 +1,35 @@
 /**
  * The built-in `oidc` provider: a login sends a token of the project's
  * OpenID Connect issuer (`{"id_token": "…"}` or `{"access_token": "…"}`, a
- * JWT), verified with jose against the issuer's published keys (oidc-keys.ts):
- * the signature with one of the allowed asymmetric algorithms (never `none`,
- * never HMAC), `iss`, `aud`, `exp` and `nbf` within the clock skew. Claims
- * become the key's user identifier, roles and globals; the key lives no
- * longer than the token.
+ * JWT in its compact form, each part canonical base64url: no padding, no
+ * white space), verified with jose against the issuer's published keys
+ * (oidc-keys.ts): the signature with one of the allowed asymmetric algorithms
+ * (never `none`, never HMAC), `iss`, `aud`, `exp` and `nbf` within the clock
+ * skew, and here `iat` not later than now plus the skew and `exp`, `nbf`, `iat`
+ * finite numbers. Claims become the key's user identifier, roles and globals;
+ * the key lives no longer than the token.
  *
  * Every refusal is the generic failed login (the reason is logged, never the
- * token); an issuer whose keys cannot be fetched is 503.
+ * token); an issuer whose keys cannot be fetched is 503 naming the issuer, with
+ * `Retry-After`.
  */
 import { type JWTPayload, errors as joseErrors, jwtVerify } from "jose";
 import { REFUSED } from "../../../../shared/contracts/internal-api.ts";
-import { errors } from "../../../../shared/errors.ts";
+import { ApiError, ErrorCode } from "../../../../shared/errors.ts";
 import type { OidcDefinition } from "../domain/definition/project-definition.ts";
 import { isPlainObject } from "../domain/model/column-values.ts";
 import type { SandboxLogger } from "../sandbox/index.ts";
-import { IssuerUnavailableError, type KeySet, type OidcKeys } from "./oidc-keys.ts";
+import { IssuerUnavailableError, type OidcKeys } from "./oidc-keys.ts";
 import type { AuthProvider, LoginInfo, ProviderVerdict } from "./provider.ts";
 
 const TOKEN_FIELDS = ["id_token", "access_token"] as const;
 const MAX_TOKEN_LENGTH = 16 * 1024;
 const MAX_GLOBALS_BYTES = 64 * 1024;
 const MAX_USER_IDENTIFIER = 1024;
+/** When a login may be tried again after its issuer could not be reached (seconds). */
+export const ISSUER_RETRY_AFTER_SECONDS = 5;
+/** A compact JWS: three parts of the base64url alphabet (an empty signature is left to jose to refuse). */
+const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
 
 export const OIDC_LOGIN_INFO: LoginInfo = {
   // Tokens are secrets: typed `password`, so the lock-out never counts them as a user name.
@@ -77,6 +84,17 @@ function tokenOf(payload: Record<string, unknown>): string | undefined {
   return typeof token === "string" && token.length <= MAX_TOKEN_LENGTH ? token : undefined;
 }
 
+/**
+ * A compact JWS whose parts are canonical base64url: only its alphabet (no `=` padding, no white
+ * space) and no stray bits in a part's last character (each part decodes and encodes back to itself).
+ */
+export function isCanonicalCompact(token: string): boolean {
+  return (
+    COMPACT_JWS.test(token) &&
+    token.split(".").every((part) => Buffer.from(part, "base64url").toString("base64url") === part)
+  );
+}
+
 export function createOidcProvider(options: OidcProviderOptions): AuthProvider {
   const { settings, keys, programKey, logger } = options;
   const now = options.now ?? Date.now;
@@ -88,17 +106,27 @@ export function createOidcProvider(options: OidcProviderOptions): AuthProvider {
     requiredClaims: ["exp"],
   };
 
-  /** Verifies with the kept keys; an unknown `kid` fetches the key set once more (rate-limited). */
-  async function verify(token: string): Promise<JWTPayload> {
-    const withKeys = async ({ getKey }: KeySet) =>
-      (await jwtVerify(token, getKey, { ...verifyOptions, currentDate: new Date(now()) })).payload;
-    const keySet = await keys.current();
-    try {
-      return await withKeys(keySet);
-    } catch (e) {
-      if (!(e instanceof joseErrors.JWKSNoMatchingKey) || keySet.fresh) throw e;
-      return await withKeys(await keys.refetch());
+  /** What is wrong with the token's claims beyond what jose checks, or undefined. */
+  function claimsProblem(claims: JWTPayload): string | undefined {
+    for (const name of ["exp", "nbf", "iat"] as const) {
+      const value = claims[name];
+      if (value !== undefined && !Number.isFinite(value))
+        return `the token's '${name}' claim is not a finite number`;
     }
+    if (claims.iat !== undefined && claims.iat > now() / 1000 + settings.clockSkewSeconds)
+      return "the token's 'iat' claim is in the future, beyond the clock skew";
+    return undefined;
+  }
+
+  /** The 503 of a login whose issuer's keys cannot be had: it names the issuer and when to try again. */
+  function issuerUnavailable(e: IssuerUnavailableError): ApiError {
+    logger.warn({ programKey, reason: e.message }, "oidc provider: the issuer's keys are unavailable");
+    return new ApiError(
+      503,
+      ErrorCode.unavailable,
+      `The identity provider (${settings.issuer}) could not be reached; try again later`,
+      { headers: { "Retry-After": String(ISSUER_RETRY_AFTER_SECONDS) } },
+    );
   }
 
   function refused(reason: string): ProviderVerdict {
@@ -112,17 +140,20 @@ export function createOidcProvider(options: OidcProviderOptions): AuthProvider {
     async authenticate({ payload }) {
       const token = tokenOf(isPlainObject(payload) ? payload : {});
       if (token === undefined) return refused("the login carries no single id_token or access_token text");
+      if (!isCanonicalCompact(token)) return refused("the token is not three parts of canonical base64url");
       let claims: JWTPayload;
       try {
-        claims = await verify(token);
+        ({ payload: claims } = await jwtVerify(token, keys.getKey, {
+          ...verifyOptions,
+          currentDate: new Date(now()),
+        }));
       } catch (e) {
-        if (e instanceof IssuerUnavailableError) {
-          logger.warn({ programKey, reason: e.message }, "oidc provider: the issuer's keys are unavailable");
-          throw errors.unavailable("The identity provider");
-        }
+        if (e instanceof IssuerUnavailableError) throw issuerUnavailable(e);
         if (e instanceof joseErrors.JOSEError) return refused(`${e.code}: ${e.message}`);
         throw e;
       }
+      const problem = claimsProblem(claims);
+      if (problem) return refused(problem);
       const subject = claimAt(claims, settings.userIdentifierClaim);
       const userIdentifier = typeof subject === "number" ? String(subject) : subject;
       if (

@@ -12,7 +12,6 @@ export { FairShare, type FairShareLimits, FairShareRefusal } from "./fair-share.
 export { FairSharePool } from "./fair-share-pool.ts";
 export { createFetchJson, type FetchJsonOptions, type FetchJsonResponse } from "./fetch.ts";
 export type { SandboxPoolOptions } from "./limits.ts";
-export { classifyAddress, isAddressAllowed } from "./net-policy.ts";
 export { IsolatePool, type IsolatePoolOptions, IsolateProgram } from "./pool.ts";
 export { ProcessSandboxPool, type ProcessSandboxPoolOptions, type RestartReason } from "./process-pool.ts";
 export type {

@@ -13,11 +13,14 @@
  *    and a due time in a sorted set. A process takes a due retry by pushing its
  *    due time one claim period ahead (a lease: if it dies, the retry is due again);
  *  - past the retry window the body is parked in the dead letters, which an
- *    admin lists and sends again (to the replay stream).
+ *    admin lists and sends again (to the replay stream);
+ *  - a subscription whose attempts time out is backed off as a whole by its circuit
+ *    (hooks/circuit.ts), one field of the project's circuits hash, changed by compare-and-set.
  */
 import type { RedisClient } from "../../../../shared/redis/clients.ts";
 import {
   feedStreamKey,
+  webhookCircuitsKey,
   webhookProjectsKey,
   webhookStateKey,
   webhookSubscriptionsKey,
@@ -94,8 +97,10 @@ export interface DeliveryLogEntry {
 /** The group of a subscription on its project's feed and on its replay stream. */
 export const groupOf = (subscription: string) => `hook:${subscription}`;
 
-// KEYS: subscriptions hash, feed, replay. ARGV: id, record, group.
+// KEYS: subscriptions hash, feed, replay. ARGV: id, record, group, most subscriptions of the project.
+// 1 created, 0 the project has the most it may have already.
 const CREATE = `
+if redis.call('HLEN', KEYS[1]) >= tonumber(ARGV[4]) then return 0 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 for i = 2, 3 do
   local ok = pcall(redis.call, 'XGROUP', 'CREATE', KEYS[i], ARGV[3], '$', 'MKSTREAM')
@@ -111,12 +116,23 @@ if now ~= ARGV[2] then return -1 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
 return 1`;
 
-// KEYS: subscriptions hash, feed, replay, retry, state, dead, log. ARGV: id, group.
+// KEYS: subscriptions hash, feed, replay, retry, state, dead, log, circuits hash. ARGV: id, group.
 const DELETE = `
 if redis.call('HDEL', KEYS[1], ARGV[1]) == 0 then return 0 end
+redis.call('HDEL', KEYS[8], ARGV[1])
 pcall(redis.call, 'XGROUP', 'DESTROY', KEYS[2], ARGV[2])
 redis.call('DEL', KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7])
 return 1`;
+
+// KEYS: circuits hash, subscriptions hash. ARGV: id, the circuit as it was read ('' for none),
+// the new one ('' for none: closed). {1} set, {0} the subscription is gone, {-1, now} changed since it
+// was read (now: '' for none).
+const SET_CIRCUIT = `
+if redis.call('HEXISTS', KEYS[2], ARGV[1]) == 0 then return {0} end
+local now = redis.call('HGET', KEYS[1], ARGV[1]) or ''
+if now ~= ARGV[2] then return {-1, now} end
+if ARGV[3] == '' then redis.call('HDEL', KEYS[1], ARGV[1]) else redis.call('HSET', KEYS[1], ARGV[1], ARGV[3]) end
+return {1}`;
 
 /** Lua: the entry ARGV[e] leaves group ARGV[g] of stream `key` (a replay entry leaves the stream too). */
 const SETTLE_LUA = `
@@ -230,6 +246,12 @@ return n`;
 
 type StreamEntry = [string, string[]];
 
+/** What a compare-and-set of a circuit found: done, the subscription gone, or the circuit as it is now (text, "" for none). */
+export type CircuitSetOutcome =
+  | { outcome: "set" }
+  | { outcome: "gone" }
+  | { outcome: "changed"; now: string };
+
 export class WebhookStore {
   readonly #redis: RedisClient;
   readonly #prefix: string;
@@ -244,6 +266,7 @@ export class WebhookStore {
   readonly #log: Script;
   readonly #dropIdle: Script;
   readonly #trimmed: Script;
+  readonly #setCircuit: Script;
 
   constructor(redis: RedisClient, prefix: string) {
     this.#redis = redis;
@@ -259,6 +282,11 @@ export class WebhookStore {
     this.#log = defineScript(redis, "hook_log", LOG);
     this.#dropIdle = defineScript(redis, "hook_drop_idle_consumers", DROP_IDLE_CONSUMERS);
     this.#trimmed = defineScript(redis, "hook_trimmed_unread", TRIMMED_UNREAD);
+    this.#setCircuit = defineScript(redis, "hook_set_circuit", SET_CIRCUIT);
+  }
+
+  #circuits(s: TenantStorage): string {
+    return webhookCircuitsKey(this.#prefix, s.database, s.collectionPrefix);
   }
 
   #subscriptions(s: TenantStorage): string {
@@ -277,8 +305,11 @@ export class WebhookStore {
     return source === "feed" ? this.#feed(s) : this.#part(s, id, "replay");
   }
 
-  /** Stores the subscription and starts its consumer groups at the feed's end. */
-  async create(project: WebhookProject, subscription: WebhookSubscription): Promise<void> {
+  /**
+   * Stores the subscription and starts its consumer groups at the feed's end; false (nothing stored)
+   * when the project has `most` subscriptions already.
+   */
+  async create(project: WebhookProject, subscription: WebhookSubscription, most: number): Promise<boolean> {
     const { storage } = project;
     // The index first: an entry whose project has no subscription only costs a look.
     await this.#redis.hset(
@@ -286,7 +317,7 @@ export class WebhookStore {
       `${storage.database}/${storage.collectionPrefix}`,
       JSON.stringify(project),
     );
-    await this.#create(
+    const created = await this.#create(
       3,
       this.#subscriptions(storage),
       this.#feed(storage),
@@ -294,7 +325,9 @@ export class WebhookStore {
       subscription.id,
       JSON.stringify(subscription),
       groupOf(subscription.id),
+      most,
     );
+    return created === 1;
   }
 
   async list(storage: TenantStorage): Promise<WebhookSubscription[]> {
@@ -334,14 +367,47 @@ export class WebhookStore {
       this.#part(storage, id, p),
     );
     const n = await this.#delete(
-      7,
+      8,
       this.#subscriptions(storage),
       this.#feed(storage),
       ...parts,
+      this.#circuits(storage),
       id,
       groupOf(id),
     );
     return n === 1;
+  }
+
+  /** The project's circuits that are not closed, as stored (text), by subscription id. */
+  async circuits(storage: TenantStorage): Promise<Map<string, string>> {
+    return new Map(Object.entries(await this.#redis.hgetall(this.#circuits(storage))));
+  }
+
+  /** One subscription's circuit as stored (text), "" when it is closed. */
+  async circuit(storage: TenantStorage, id: string): Promise<string> {
+    return (await this.#redis.hget(this.#circuits(storage), id)) ?? "";
+  }
+
+  /** Replaces the subscription's circuit `before` (as stored, "" for none) by `after` ("" for none). */
+  async setCircuit(
+    storage: TenantStorage,
+    id: string,
+    before: string,
+    after: string,
+  ): Promise<CircuitSetOutcome> {
+    const [n, now] = (await this.#setCircuit(
+      2,
+      this.#circuits(storage),
+      this.#subscriptions(storage),
+      id,
+      before,
+      after,
+    )) as [number, string?];
+    return n === 1
+      ? { outcome: "set" }
+      : n === 0
+        ? { outcome: "gone" }
+        : { outcome: "changed", now: now ?? "" };
   }
 
   /** The project incarnations that have (or had) subscriptions. */
@@ -354,6 +420,7 @@ export class WebhookStore {
   async forgetProject(project: WebhookProject): Promise<void> {
     for (const s of await this.list(project.storage)) await this.delete(project.storage, s.id);
     const { storage } = project;
+    await this.#redis.del(this.#circuits(storage));
     await this.#redis.hdel(
       webhookProjectsKey(this.#prefix),
       `${storage.database}/${storage.collectionPrefix}`,

@@ -1,6 +1,7 @@
 /**
- * A project's webhook subscriptions (docs/webhooks.md): list, create (the
- * signing secret shown once), change, rotate the secret (the new one shown
+ * A project's webhook subscriptions (docs/webhooks.md): list (with a
+ * subscription's circuit when its receiver's time-outs backed it off), create
+ * (the signing secret shown once), change, rotate the secret (the new one shown
  * once), delete; per subscription its delivery log and its dead letters, which
  * an admin replays (one or all) or discards.
  */
@@ -31,7 +32,36 @@ interface Subscription {
   previousSecretExpires: string | null;
   /** What the project's current definition keeps it from doing (as listed), if anything. */
   problem?: string | null;
+  /** Its circuit (docs/webhooks.md#isolation-and-the-circuit), as listed. */
+  circuit?: Circuit;
   secret?: string;
+}
+
+interface Circuit {
+  state: "closed" | "open" | "half-open";
+  timeoutsInARow: number;
+  opened: string | null;
+  nextProbe: string | null;
+}
+
+/** What a circuit that is not closed means for the subscription's deliveries. */
+function CircuitNotice({ circuit }: { circuit: Circuit | undefined }) {
+  if (!circuit || circuit.state === "closed") return null;
+  return (
+    <p class="notice warning">
+      Backed off after {circuit.timeoutsInARow} attempt{circuit.timeoutsInARow === 1 ? "" : "s"} in a row
+      without an answer in time: nothing is sent
+      {circuit.state === "open" && circuit.nextProbe ? (
+        <>
+          {" "}
+          until one probe at <Time iso={circuit.nextProbe} />
+        </>
+      ) : (
+        " but one probe, under way now"
+      )}
+      ; its events wait.
+    </p>
+  );
 }
 
 interface Attempt {
@@ -152,6 +182,7 @@ export function Webhooks(props: { context: AdminContext; project: string; tables
                     <bdi class="code">{h.url}</bdi>
                     {h.description && <div class="muted">{h.description}</div>}
                     {h.problem && <p class="notice warning">{h.problem}</p>}
+                    <CircuitNotice circuit={h.circuit} />
                     {h.previousSecretExpires && (
                       <div class="muted">
                         The previous secret signs too, until <Time iso={h.previousSecretExpires} />

@@ -43,6 +43,8 @@ export interface WebhookAdminDeps {
   allowLoopback: boolean;
   /** Seals the signing secrets before they are stored (SECRETS_KEY). */
   secrets: SecretBox;
+  /** WEBHOOK_MAX_SUBSCRIPTIONS_PER_PROJECT. */
+  maxPerProject: number;
 }
 
 export interface AdminRouteDeps extends DefinitionChecks, ProjectChangeDeps {

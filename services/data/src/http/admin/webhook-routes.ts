@@ -17,6 +17,7 @@ import { readJsonBody, readOptionalJsonBody } from "../../../../../shared/http/j
 import { parseBody } from "../../../../../shared/http/parse-body.ts";
 import type { ProjectModel } from "../../domain/model/project-model.ts";
 import { intParam, parseQueryString } from "../../domain/read/query-params.ts";
+import { type Circuit, parseCircuit } from "../../hooks/circuit.ts";
 import { egressProblem } from "../../hooks/egress.ts";
 import { newWebhookSecret } from "../../hooks/signature.ts";
 import {
@@ -52,6 +53,14 @@ const subscriptionView = (s: WebhookSubscription, now = Date.now()) => ({
   created: s.created,
   previousSecretExpires:
     s.previousSecret && s.previousSecret.until > now ? isoTime(new Date(s.previousSecret.until)) : null,
+});
+
+/** A subscription's circuit as the admin API shows it (hooks/circuit.ts). */
+const circuitView = (c: Circuit) => ({
+  state: c.state,
+  timeoutsInARow: c.timeouts,
+  opened: c.openedAt === null ? null : isoTime(new Date(c.openedAt)),
+  nextProbe: c.state === "open" && c.until !== null ? isoTime(new Date(c.until)) : null,
 });
 
 const logView = (e: DeliveryLogEntry) => ({
@@ -121,9 +130,14 @@ export function addWebhookRoutes(router: Router, deps: AdminRouteDeps): void {
 
   router.get(base, async (ctx) => {
     const { model, store } = await scope(ctx);
-    ctx.body = (await store.list(model.storage)).map((s) => ({
+    const [subscriptions, circuits] = await Promise.all([
+      store.list(model.storage),
+      store.circuits(model.storage),
+    ]);
+    ctx.body = subscriptions.map((s) => ({
       ...subscriptionView(s),
       problem: subscriptionProblem(model, s),
+      circuit: circuitView(parseCircuit(circuits.get(s.id) ?? "")),
     }));
   });
 
@@ -181,7 +195,7 @@ export function addWebhookRoutes(router: Router, deps: AdminRouteDeps): void {
 
   router.post(base, async (ctx) => {
     const body = parseBody(subscriptionBody, await readJsonBody(ctx, deps.maxBodyBytes));
-    const { model, store, allowLoopback, secrets } = await scope(ctx);
+    const { model, store, allowLoopback, secrets, maxPerProject } = await scope(ctx);
     noteAudit(ctx, { summary: `webhook to ${body.url.slice(0, 200)} refused` });
     const { url, tables, verbs, filter } = await checkedSpec(model, allowLoopback, body, true);
     const secret = newWebhookSecret();
@@ -199,7 +213,12 @@ export function addWebhookRoutes(router: Router, deps: AdminRouteDeps): void {
       created: new Date().toISOString(),
     };
     const { account, name, uid, storage } = model;
-    await store.create({ account, project: name, uid, storage }, created);
+    if (!(await store.create({ account, project: name, uid, storage }, created, maxPerProject)))
+      throw errors.limitReached(
+        `The project '${name}' has as many webhook subscriptions as it may have`,
+        maxPerProject,
+        "WEBHOOK_MAX_SUBSCRIPTIONS_PER_PROJECT",
+      );
     noteAudit(ctx, {
       summary: `webhook ${created.id} created: ${body.url.slice(0, 200)}, tables [${tables.join(", ")}], verbs [${verbs.join(", ")}]${filter ? ", with a filter" : ""}`,
     });
@@ -209,13 +228,15 @@ export function addWebhookRoutes(router: Router, deps: AdminRouteDeps): void {
 
   router.get(`${base}/:id`, async (ctx) => {
     const { model, store, found } = await subscription(ctx);
-    const [retrying, dead] = await Promise.all([
+    const [retrying, dead, circuit] = await Promise.all([
       store.retrying(model.storage, found.id),
       store.deadLetters(model.storage, found.id),
+      store.circuit(model.storage, found.id),
     ]);
     ctx.body = {
       ...subscriptionView(found),
       problem: subscriptionProblem(model, found),
+      circuit: circuitView(parseCircuit(circuit)),
       retrying,
       deadLetters: dead.length,
     };

@@ -1,6 +1,6 @@
 /**
- * Which addresses sandboxed code may connect to. Anything that is not plain
- * public unicast is refused: private, loopback, link-local, unspecified,
+ * Which addresses outbound requests (http-request.ts) may connect to, and which hosts an
+ * allow-list lets through. Anything that is not plain public unicast is refused: private, loopback, link-local, unspecified,
  * multicast, broadcast, shared (CGNAT), documentation / benchmark / reserved
  * ranges, and IPv6 forms that embed such an IPv4 address (IPv4-mapped,
  * IPv4-compatible, NAT64, 6to4) or tunnel to one (Teredo).
@@ -131,7 +131,7 @@ export function classifyAddress(address: string): AddressClass {
   return "invalid";
 }
 
-/** True when sandboxed code may connect to `address`; loopback only when `allowLoopback`. */
+/** True when an outbound request may connect to `address`; loopback only when `allowLoopback`. */
 export function isAddressAllowed(address: string, allowLoopback: boolean): boolean {
   const cls = classifyAddress(address);
   return cls === "public" || (allowLoopback && cls === "loopback");

@@ -1,4 +1,4 @@
-/** Which addresses sandboxed fetches may reach, and allow-list matching. */
+/** Which addresses outbound requests may reach, and allow-list matching. */
 import { expect } from "chai";
 import {
   classifyAddress,
@@ -6,9 +6,9 @@ import {
   isAddressAllowed,
   parseHostRule,
   parseV6,
-} from "../../../services/data/src/sandbox/net-policy.ts";
+} from "../../../services/data/src/egress/net-policy.ts";
 
-describe("sandbox network policy", () => {
+describe("egress network policy", () => {
   it("classifies IPv4 addresses", () => {
     const cases: [string, string][] = [
       ["8.8.8.8", "public"],
