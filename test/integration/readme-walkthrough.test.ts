@@ -1,6 +1,6 @@
 /**
  * The README's walk-through, run as it is written: its shell block is taken
- * from README.md and run with bash against a real platform (gateway, both
+ * from README.md and run with bash against a real platform (the edge, both
  * services, the real stores), with PORT and DATA_DIR pointing at it as they
  * would at `make run`. Every curl call is recorded (a shell function wraps it):
  * each must succeed, and only the first two may carry the operator's token.
