@@ -164,11 +164,23 @@ test-ha: runtime-tools redis-ha-tools ## Redis suites on a Redis Cluster; Sentin
 bench: runtime-tools ## Benchmarks (never part of make test): prints a table, writes .bench/results-<time>.json
 	@NODE_OPTIONS=--no-node-snapshot node test/bench/run.ts
 
-VERSION := $(shell node -p 'require("./package.json").version' 2>/dev/null)
-images: ## Build the container images (needs a running container engine)
-	docker build -f deploy/Dockerfile --target auth -t tessera-auth:$(VERSION) -t tessera-auth:dev .
-	docker build -f deploy/Dockerfile --target data -t tessera-data:$(VERSION) -t tessera-data:dev .
-	docker build -f deploy/Dockerfile --target console -t tessera-console:$(VERSION) -t tessera-console:dev .
+# Containers: podman (Debian's), with a containers.conf of ours (deploy/podman/containers.conf).
+podman-tools: ## Make sure podman, runc and mmdebstrap exist (installs Debian's packages as root)
+	@if command -v podman >/dev/null && command -v runc >/dev/null && command -v mmdebstrap >/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ]; then echo "[tools] installing podman, runc, mmdebstrap"; \
+	  apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq podman runc mmdebstrap >/dev/null; \
+	else echo "No podman/runc/mmdebstrap: install them (sudo apt-get install podman runc mmdebstrap)"; exit 1; fi
+
+images: podman-tools node_modules/.installed $(FERRETDB) ## Build the service images with podman from a base made here (deploy/podman/images.sh)
+	@bash deploy/podman/images.sh
+
+# The manifests played with `podman kube play` (docs/operations.md, "Run it on podman"); about
+# 10 minutes here (never part of make test; the smoke part runs in .ci/run).
+test-deploy: images deploy-tools ## Play the podman overlay: walk-through, live query, webhook, a kill and a rolling restart under load
+	@NODE_OPTIONS=--no-node-snapshot mocha --timeout 1800000 test/podman/deploy.test.ts
+
+test-deploy-smoke: images deploy-tools ## The part of test-deploy that .ci/run runs: cold start, walk-through, a killed data container under load
+	@TEST_DEPLOY_SMOKE=1 NODE_OPTIONS=--no-node-snapshot mocha --timeout 1800000 test/podman/deploy.test.ts
 
 clean: ## Remove local state (.data), the console's build and test output — not the tools
 	rm -rf .data services/console/dist test-output
