@@ -18,7 +18,7 @@ VERSION=$(node -p 'require("./package.json").version')
 BASE=localhost/tessera-debian:bookworm
 BUILD=(podman build --format docker --layers)
 
-say() { printf '[images] %s\n' "$*"; }
+say() { printf '[images] %s\n' "$*" >&2; }
 exists() { [ "${IMAGES_REBUILD:-}" != 1 ] && podman image exists "$1"; }
 timed() { # timed <what> <command…>
   local what=$1 start=$SECONDS; shift
@@ -74,4 +74,4 @@ timed "tessera-ferretdb" "${BUILD[@]}" --quiet -f deploy/podman/ferretdb.Contain
 
 say "images:"
 podman image ls --format '  {{.Repository}}:{{.Tag}}  {{.Size}}' \
-  | grep -E "tessera-(debian|node|auth|data|console|redis|edge|ferretdb):" | sort
+  | grep -E "tessera-(debian|node|auth|data|console|redis|edge|ferretdb):" | sort >&2

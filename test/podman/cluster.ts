@@ -44,6 +44,7 @@ interface Container {
   readinessProbe?: { httpGet?: { path: string; port: string | number }; exec?: { command: string[] } };
   lifecycle?: { preStop?: { exec?: { command: string[] } } };
   ports?: { name?: string; containerPort: number }[];
+  volumeMounts?: { name: string; mountPath: string }[];
   [k: string]: unknown;
 }
 
@@ -52,7 +53,11 @@ export interface PlayedPod {
   service: string;
   /** The pod's main container (podman names it `<pod>-<container>`). */
   container: string;
-  spec: { containers: Container[]; terminationGracePeriodSeconds?: number };
+  spec: {
+    containers: Container[];
+    terminationGracePeriodSeconds?: number;
+    volumes?: { name: string; emptyDir?: object; [k: string]: unknown }[];
+  };
 }
 
 export class PodmanCluster {
@@ -60,10 +65,13 @@ export class PodmanCluster {
   readonly network: string;
   readonly pods = new Map<string, PlayedPod>();
   private readonly secrets: string[] = [];
+  private readonly volumes: string[] = [];
   private readonly dir = mkdtempSync(path.join(os.tmpdir(), "tessera-podman-"));
   private readonly counters = new Map<string, number>();
   private edgeReplicas: Partial<Record<ServiceName, string[]>> = {};
   edgeUrl = "";
+  /** When the edge was told of other endpoints (an nginx reload each). */
+  readonly reloads: number[] = [];
 
   constructor() {
     const kustomize = requireTool("kustomize");
@@ -128,6 +136,16 @@ export class PodmanCluster {
     // pods are played without them and reached by pod name on their network.
     const played = structuredClone(spec);
     for (const c of played.containers) delete c.ports;
+    // podman 4.3 makes an emptyDir a named volume, the same for every pod that names it alike (a
+    // cluster gives each pod its own): each is named after its pod here, and removed with it.
+    for (const v of played.volumes ?? []) {
+      if (!v.emptyDir) continue;
+      for (const c of played.containers) {
+        for (const m of c.volumeMounts ?? []) if (m.name === v.name) m.name = `${name}-${v.name}`;
+      }
+      v.name = `${name}-${v.name}`;
+      this.volumes.push(v.name);
+    }
     const pod = {
       apiVersion: "v1",
       kind: "Pod",
@@ -259,6 +277,7 @@ export class PodmanCluster {
 
   /** Tells the edge which pods serve each service now, and has it take that up gracefully. */
   async setEndpoints(endpoints: Partial<Record<ServiceName, string[]>>): Promise<void> {
+    this.reloads.push(Date.now());
     this.edgeReplicas = endpoints;
     writeFileSync(path.join(this.dir, "edge", "nginx.conf"), this.edgeConfig());
     await podman([
@@ -298,6 +317,9 @@ export class PodmanCluster {
       120_000,
     );
     await podman(["pod", "rm", "--force", pod.name]);
+    for (const volume of this.volumes.filter((v) => v.startsWith(`${pod.name}-`))) {
+      await podman(["volume", "rm", "--force", volume]).catch(() => "");
+    }
     this.pods.delete(pod.name);
   }
 
@@ -311,6 +333,7 @@ export class PodmanCluster {
     for (const name of this.pods.keys())
       await podman(["pod", "rm", "--force", "--time", "5", name]).catch(() => "");
     this.pods.clear();
+    for (const volume of this.volumes) await podman(["volume", "rm", "--force", volume]).catch(() => "");
     for (const secret of this.secrets) await podman(["secret", "rm", secret]).catch(() => "");
     await podman(["network", "rm", "--force", this.network]).catch(() => "");
     rmSync(this.dir, { recursive: true, force: true });
