@@ -136,10 +136,15 @@ ${errorPages(p.service)}
 `,
     )
     .join("");
+  // Refused by every replica before a byte was sent: nothing was done. Sent, and then no answer
+  // (the replica died with it): the service may or may not have carried it out.
   const unavailable = services
     .map(
       (s) => `    location @edge-unavailable-${s} {
-      return 503 ${errorBody(errors.unavailable(`The ${s} service`))};
+      if ($edge_nothing_sent) {
+        return 503 ${errorBody(errors.unavailable(`The ${s} service`))};
+      }
+      return 503 ${errorBody(errors.unanswered(`The ${s} service`))};
     }
 `,
     )
@@ -193,6 +198,10 @@ http {
   map $http_x_request_id $edge_request_id {
     "" $request_id;
     default $http_x_request_id;
+  }
+  map $upstream_bytes_sent $edge_nothing_sent {
+    "~^[0, ]*$" 1;
+    default 0;
   }
   map $http_host $edge_host {
     "" $host;
