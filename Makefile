@@ -174,12 +174,12 @@ podman-tools: ## Make sure podman, runc and mmdebstrap exist (installs Debian's 
 images: podman-tools node_modules/.installed $(FERRETDB) ## Build the service images with podman from a base made here (deploy/podman/images.sh)
 	@bash deploy/podman/images.sh
 
-# The manifests played with `podman kube play` (docs/operations.md, "Run it on podman"); about
-# 10 minutes here (never part of make test; the smoke part runs in .ci/run).
+# The manifests played with `podman kube play` (docs/operations.md §12); about 6 minutes here once
+# the images exist (not part of make test; .ci/run runs it after make test and make test-ha).
 test-deploy: images deploy-tools ## Play the podman overlay: walk-through, live query, webhook, a kill and a rolling restart under load
 	@NODE_OPTIONS=--no-node-snapshot mocha --timeout 1800000 test/podman/deploy.test.ts
 
-test-deploy-smoke: images deploy-tools ## The part of test-deploy that .ci/run runs: cold start, walk-through, a killed data container under load
+test-deploy-smoke: images deploy-tools ## test-deploy without the rolling restart: cold start, walk-through, live query, webhook, a killed data container
 	@TEST_DEPLOY_SMOKE=1 NODE_OPTIONS=--no-node-snapshot mocha --timeout 1800000 test/podman/deploy.test.ts
 
 clean: ## Remove local state (.data), the console's build and test output — not the tools

@@ -10,8 +10,7 @@
  * No acknowledged write may be lost; no request may fail but those in flight on the killed
  * container. Everything it starts is removed at the end, also when a step fails.
  *
- * TEST_DEPLOY_SMOKE=1 (the part `.ci/run` runs): the cold start, the walk-through and the kill
- * of a data pod's container under load; the rolling restart is left to the full run.
+ * TEST_DEPLOY_SMOKE=1 (`make test-deploy-smoke`): all but the rolling restart.
  */
 import { expect } from "chai";
 import { freePort } from "../../services/dev-stack/src/stores.ts";
