@@ -28,7 +28,7 @@ ifeq ($(MONGO_URL),)
   MONGO_TARGET := $(FERRETDB)
 endif
 
-.PHONY: help tools runtime-tools deploy-tools run lac-import test test-ha check typecheck lint format unit integration contract deploy-check bench images redis redis-ha-tools chromium console clean
+.PHONY: help tools runtime-tools deploy-tools run lac-import test test-ha check typecheck lint format unit integration contract deploy-check bench images test-deploy test-deploy-smoke podman-tools ingress redis nginx redis-ha-tools chromium console clean
 
 help: ## List the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -79,6 +79,13 @@ redis: ## Make sure a Redis is reachable (REDIS_URL, 127.0.0.1:6379, or an insta
 	  apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; \
 	else echo "No Redis found: install one (sudo apt-get install redis-server) or set REDIS_URL"; exit 1; fi
 
+# The edge of the one base URL (services/dev-stack/src/edge.ts): Debian's nginx, configured by us.
+nginx: ## Make sure nginx exists (installs Debian's package as root)
+	@if [ -x /usr/sbin/nginx ] || command -v nginx >/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ]; then echo "[tools] installing nginx"; \
+	  apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx >/dev/null; \
+	else echo "No nginx found: install it (sudo apt-get install nginx)"; exit 1; fi
+
 # The HA tests start their own Redis Cluster and Sentinel processes: Debian's redis-server and redis-sentinel.
 redis-ha-tools: ## Make sure redis-server, redis-cli and redis-sentinel exist (installs Debian's packages as root)
 	@if command -v redis-server >/dev/null && command -v redis-cli >/dev/null && command -v redis-sentinel >/dev/null; then :; \
@@ -105,7 +112,7 @@ console: $(CONSOLE_BUILD) ## Build the web console (services/console/dist)
 deploy-tools: ## Pinned kustomize + kubeconform + Kubernetes JSON schemas (deploy/tools/versions.env)
 	@bash deploy/tools/install.sh
 
-runtime-tools: node_modules/.installed $(MONGO_TARGET) redis $(CONSOLE_BUILD)
+runtime-tools: node_modules/.installed $(MONGO_TARGET) redis nginx $(CONSOLE_BUILD)
 
 tools: runtime-tools deploy-tools ## Install everything the project needs under .tools/
 
@@ -133,11 +140,14 @@ check: typecheck lint ## Type-check and lint
 unit: node_modules/.installed ## Unit tests (no stores)
 	@NODE_OPTIONS=--no-node-snapshot mocha 'test/unit/**/*.test.ts'
 
-integration: runtime-tools $(FERRETDB) $(FERRETDB_STOCK) chromium ## Integration tests against real FerretDB/MongoDB and Redis, through the gateway; the console in Chromium
+integration: runtime-tools $(FERRETDB) $(FERRETDB_STOCK) chromium ## Integration tests against real FerretDB/MongoDB and Redis, through the edge (nginx); the console in Chromium
 	@NODE_OPTIONS=--no-node-snapshot mocha --timeout 60000 'test/integration/**/*.test.ts'
 
 contract: runtime-tools ## Consumer-driven contract tests (Pact): auth's data-service client vs the data service's internal API
 	@NODE_OPTIONS=--no-node-snapshot PACT_DO_NOT_TRACK=true mocha --timeout 120000 test/contract/auth-consumer.test.ts test/contract/data-provider.test.ts
+
+ingress: node_modules/.installed ## Write deploy/base/ingress.yaml from the routing table (shared/routes.json)
+	@node services/dev-stack/src/write-ingress.ts
 
 deploy-check: node_modules/.installed deploy-tools ## Render every Kubernetes overlay; validate offline (schemas + policies)
 	@mocha 'test/deploy/**/*.test.ts'
@@ -160,11 +170,23 @@ test-ha: runtime-tools redis-ha-tools ## Redis suites on a Redis Cluster; Sentin
 bench: runtime-tools ## Benchmarks (never part of make test): prints a table, writes .bench/results-<time>.json
 	@NODE_OPTIONS=--no-node-snapshot node test/bench/run.ts
 
-VERSION := $(shell node -p 'require("./package.json").version' 2>/dev/null)
-images: ## Build the container images (needs a running container engine)
-	docker build -f deploy/Dockerfile --target auth -t tessera-auth:$(VERSION) -t tessera-auth:dev .
-	docker build -f deploy/Dockerfile --target data -t tessera-data:$(VERSION) -t tessera-data:dev .
-	docker build -f deploy/Dockerfile --target console -t tessera-console:$(VERSION) -t tessera-console:dev .
+# Containers: podman (Debian's), with a containers.conf of ours (deploy/podman/containers.conf).
+podman-tools: ## Make sure podman, runc and mmdebstrap exist (installs Debian's packages as root)
+	@if command -v podman >/dev/null && command -v runc >/dev/null && command -v mmdebstrap >/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ]; then echo "[tools] installing podman, runc, mmdebstrap"; \
+	  apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq podman runc mmdebstrap >/dev/null; \
+	else echo "No podman/runc/mmdebstrap: install them (sudo apt-get install podman runc mmdebstrap)"; exit 1; fi
+
+images: podman-tools node_modules/.installed $(FERRETDB) ## Build the service images with podman from a base made here (deploy/podman/images.sh)
+	@bash deploy/podman/images.sh
+
+# The manifests played with `podman kube play` (docs/operations.md §12); about 6 minutes here once
+# the images exist (not part of make test; .ci/run runs it after make test and make test-ha).
+test-deploy: images deploy-tools ## Play the podman overlay: walk-through, live query, webhook, a kill and a rolling restart under load
+	@NODE_OPTIONS=--no-node-snapshot mocha --timeout 1800000 test/podman/deploy.test.ts
+
+test-deploy-smoke: images deploy-tools ## test-deploy without the rolling restart: cold start, walk-through, live query, webhook, a killed data container
+	@TEST_DEPLOY_SMOKE=1 NODE_OPTIONS=--no-node-snapshot mocha --timeout 1800000 test/podman/deploy.test.ts
 
 clean: ## Remove local state (.data), the console's build and test output — not the tools
 	rm -rf .data services/console/dist test-output

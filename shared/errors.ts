@@ -161,6 +161,13 @@ export const errors = {
   internal: () => new ApiError(500, ErrorCode.internal, "Unexpected error"),
   unavailable: (what: string, cause?: unknown) =>
     new ApiError(503, ErrorCode.unavailable, `${what} is unavailable; nothing was written`, { cause }),
+  /** A service took the request and gave no answer (it died, say): what it did is not known. */
+  unanswered: (what: string) =>
+    new ApiError(
+      503,
+      ErrorCode.unavailable,
+      `${what} did not answer; the request may or may not have been carried out (read before writing again)`,
+    ),
   /** A store query ran past its time limit (QUERY_TIMEOUT_MS): an expensive filter, or a store under load. */
   queryTimedOut: (cause?: unknown) =>
     new ApiError(

@@ -128,7 +128,7 @@ export const commonConfig = {
   SERVICE_TOKEN: commaList,
   /** Absolute URL clients use to reach the platform (for @metadata.href); defaults to the request's own host. */
   PUBLIC_BASE_URL: z.string().url().optional(),
-  /** Proxies whose X-Forwarded-For/-Host/-Proto are believed (the Ingress controller; the local gateway). */
+  /** Proxies whose X-Forwarded-For/-Host/-Proto are believed (the Ingress controller; the edge). */
   TRUSTED_PROXIES: trustedProxiesSetting,
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
   /** Request rate limits per account and per API key (token buckets in Redis; one more round trip per request). */

@@ -16,7 +16,7 @@ export async function readJsonBody(ctx: Context, limitBytes: number): Promise<un
     bytes = await getRawBody(ctx.req, { limit: limitBytes });
   } catch (err) {
     if ((err as { type?: string }).type === "entity.too.large") {
-      // The rest of the body is read and dropped, so that the client (or the gateway) still
+      // The rest of the body is read and dropped, so that the client (or the edge) still
       // sending it is not reset before it reads the 413.
       ctx.req.resume();
       throw errors.tooLarge(limitBytes);

@@ -4,7 +4,7 @@
  * stamped here (answered as `X-Request-Id` and in error bodies), never taken
  * from the request: a caller cannot give two requests one id (the audit trail
  * records it). A well-formed X-Request-Id the request came with — the client's,
- * the gateway's, or the calling service's own request id — is kept as
+ * the edge's, or the calling service's own request id — is kept as
  * `clientRequestId` and logged with every line, so a trace can be followed
  * from one service to the next.
  */

@@ -7,6 +7,9 @@ import http from "node:http";
 import type Koa from "koa";
 import { createLogger, type Logger } from "../logger.ts";
 
+/** How long a service keeps an idle connection open: the edge lets its own go sooner (shared/routing/nginx.ts). */
+export const SERVICE_KEEP_ALIVE_MS = 65_000;
+
 export interface Lifecycle {
   shuttingDown: boolean;
 }
@@ -22,7 +25,7 @@ export async function serve(options: {
 }): Promise<http.Server> {
   const { app, host, port, graceMs, logger, lifecycle, close } = options;
   const server = http.createServer(app.callback());
-  server.keepAliveTimeout = 65_000;
+  server.keepAliveTimeout = SERVICE_KEEP_ALIVE_MS;
   await new Promise<void>((resolve) => server.listen(port, host, resolve));
   const address = server.address();
   logger.info({ port: typeof address === "object" && address ? address.port : port, host }, "listening");

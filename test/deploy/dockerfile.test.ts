@@ -1,6 +1,6 @@
 /**
- * Static checks of deploy/Dockerfile (no container engine runs here, so the
- * image build itself is exercised by `make images` where one exists): one
+ * Static checks of deploy/Dockerfile (the build itself is exercised by `make images`
+ * with podman, and the images run by `make test-deploy`): one
  * target per service with the right entrypoint, production dependencies only,
  * tini as PID 1, a numeric non-root user that matches the manifests, a
  * HEALTHCHECK, a pinned base image and an allow-list build context.

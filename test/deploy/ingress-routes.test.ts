@@ -1,13 +1,17 @@
 /**
- * The Ingress routes must equal the routing table shared/routes.json (the one
- * the dev gateway uses): same order, same patterns, same backends. Also
- * simulates how ingress-nginx evaluates the paths (each in
- * `location ~* "^<path>"`, longest path first) and checks that it routes
- * sample requests exactly as the table does, and never routes /internal.
+ * Local and deployed routing come from one table, shared/routes.json: deploy/base/ingress.yaml
+ * is what shared/routing/ingress.ts renders from it, and the local edge's nginx configuration
+ * (shared/routing/nginx.ts) has one location per Ingress path of every overlay, in the order
+ * ingress-nginx gives them, matched as ingress-nginx matches them, to the same service. Also
+ * simulates how ingress-nginx evaluates the paths (each in `location ~* "^<path>"`, longest
+ * path first) and checks that it routes sample requests exactly as the table does, and never
+ * routes /internal. (test/integration/edge.test.ts sends the samples through the real nginx.)
  */
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { expect } from "chai";
+import { ingressManifest, ingressNginxOrder } from "../../shared/routing/ingress.ts";
+import { nginxConfig } from "../../shared/routing/nginx.ts";
 import { byName, type K8sObject, ofKind, render, repoRoot, TARGETS } from "./support.ts";
 
 interface TableRoute {
@@ -26,19 +30,15 @@ interface IngressPath {
   backend: { service: { name: string; port: { name?: string; number?: number } } };
 }
 
-/** First table route whose pattern matches (the gateway's semantics). */
+/** First table route whose pattern matches (the table's own semantics). */
 const tableRoute = (p: string) => table.routes.find((r) => new RegExp(r.pattern).test(p));
 
 /**
- * ingress-nginx's location order within a server: stable sort by path
- * (descending), then stable sort by path length (longest first). With
- * use-regex every path becomes `location ~* "^<path>"` (case-insensitive) and
- * nginx takes the first regex location that matches.
+ * ingress-nginx's location order within a server: stable sort by path (descending), then stable
+ * sort by path length (longest first). With use-regex every path becomes `location ~* "^<path>"`
+ * (case-insensitive) and nginx takes the first regex location that matches.
  */
-const nginxOrder = (paths: IngressPath[]) =>
-  [...paths]
-    .sort((a, b) => (a.path > b.path ? -1 : a.path < b.path ? 1 : 0))
-    .sort((a, b) => b.path.length - a.path.length);
+const nginxOrder = (paths: IngressPath[]) => ingressNginxOrder(paths);
 
 /** The literal text a pattern starts with (up to its first regex metacharacter). */
 const literalPrefix = (p: string) => /^[^[\](){}.*+?|^$]*/.exec(p.replace(/^\^/, ""))![0];
@@ -81,7 +81,19 @@ const SAMPLES = [
   "/",
 ];
 
+/** The route locations of an nginx configuration, in order: [pattern, upstream]. */
+function nginxLocations(config: string): { path: string; backend: string }[] {
+  return [...config.matchAll(/location ~\* "\^([^"]+)" \{\s*proxy_pass http:\/\/([\w-]+);/g)].map((m) => ({
+    path: m[1]!,
+    backend: m[2]!,
+  }));
+}
+
 describe("shared/routes.json", () => {
+  it("is what deploy/base/ingress.yaml was written from (`make ingress`)", () => {
+    expect(readFileSync(path.join(repoRoot, "deploy/base/ingress.yaml"), "utf8")).to.equal(ingressManifest());
+  });
+
   it("is a non-empty table of anchored patterns for the auth and data services", () => {
     expect(table.routes.length).to.be.greaterThan(0);
     for (const r of table.routes) {
@@ -150,6 +162,18 @@ for (const target of TARGETS) {
           );
         });
       });
+    });
+
+    it("is routed by the local edge's nginx alike: the same locations, in ingress-nginx's order, to the same services", () => {
+      const config = nginxConfig({
+        listen: "127.0.0.1:8080",
+        upstreams: { auth: ["127.0.0.1:1"], data: ["127.0.0.1:2"], console: ["127.0.0.1:3"] },
+        maxBodyBytes: 1024 * 1024,
+        runDir: "/run/edge",
+      });
+      const expected = nginxOrder(paths).map((p) => ({ path: p.path, backend: p.backend.service.name }));
+      expect(nginxLocations(config)).to.deep.equal(expected);
+      expect(expected).to.have.length(table.routes.length);
     });
 
     it("routes sample requests exactly as the routing table does, and never /internal", () => {

@@ -1,7 +1,7 @@
 /**
  * Many replicas (`make run` with DATA_REPLICAS=2 AUTH_REPLICAS=2, the real stack process):
  * under a load of logins and reads one data replica is killed. Only requests it had in flight
- * fail; requests started after it is gone succeed (the gateway sends them to the other replica);
+ * fail; requests started after it is gone succeed (the edge sends them to the other replica);
  * the stack starts the killed one again and it rejoins (it serves requests again). A definition
  * change made through one replica reaches every replica (cache invalidation over Redis pub/sub).
  */
@@ -25,7 +25,7 @@ interface Replica {
   url: string;
 }
 
-describe("many replicas: two data and two auth processes behind the gateway", function () {
+describe("many replicas: two data and two auth processes behind the edge", function () {
   this.timeout(180_000);
   let stack: ChildProcess;
   let dir: string;
@@ -160,7 +160,7 @@ describe("many replicas: two data and two auth processes behind the gateway", fu
       call(replica.url, "GET", `/rest/acme/demo/v1/${table}`, { headers: keyHeader(key) });
     for (const replica of dataReplicas()) expect((await direct(replica, "customer")).status).to.equal(200);
 
-    // Both replicas have the project cached; a change made through the gateway (one of them) reaches both.
+    // Both replicas have the project cached; a change made through the edge (one of them) reaches both.
     const changed = demoProject() as { tables: Record<string, unknown> };
     changed.tables.supplier = {
       columns: { id: { type: "integer", generated: true }, name: { type: "string" } },

@@ -1,6 +1,6 @@
 /**
  * Forwarded headers are believed only from trusted proxies. Clients are told
- * apart by their own loopback addresses (127.0.0.2, 127.0.0.3, …); the gateway
+ * apart by their own loopback addresses (127.0.0.2, 127.0.0.3, …); the edge
  * (on 127.0.0.1, trusted by the services) overwrites whatever X-Forwarded-*
  * headers they send with what it saw.
  */
@@ -74,7 +74,7 @@ describe("forwarded headers", () => {
       return String(r.body[0]["@metadata"].href);
     };
 
-    it("a forged X-Forwarded-Host / -Proto through the gateway does not change links", async () => {
+    it("a forged X-Forwarded-Host / -Proto through the edge does not change links", async () => {
       const href = await hrefOf(platform.baseUrl, "127.0.0.2", {
         "x-forwarded-host": "evil.example",
         "x-forwarded-proto": "https",

@@ -1,5 +1,5 @@
 /**
- * The two sample custom providers end to end through the gateway (docs/providers.md):
+ * The two sample custom providers end to end through the edge (docs/providers.md):
  * the library code from examples/providers is loaded into a project as a
  * customer would; the identity-service sample talks to a real HTTP identity
  * service on loopback; its userData drives a row filter.
@@ -59,7 +59,7 @@ function identityService() {
   return server;
 }
 
-describe("sample custom providers through the gateway", () => {
+describe("sample custom providers through the edge", () => {
   let platform: Platform;
   let identity: http.Server;
   let admin: ReturnType<typeof adminClient>;

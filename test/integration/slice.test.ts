@@ -1,5 +1,5 @@
 /**
- * The first end-to-end slice, through the gateway on real stores:
+ * The first end-to-end slice, through the edge on real stores:
  * admin API → login → insert, read, update, delete; the documented errors;
  * two accounts with identically named projects and tables never meet.
  */
@@ -8,7 +8,7 @@ import { demoProject } from "../fixtures/demo-project.ts";
 import { adminClient, call, keyHeader, projectClient } from "../support/http.ts";
 import { type Platform, startPlatform } from "../support/platform.ts";
 
-describe("first slice through the gateway", () => {
+describe("first slice through the edge", () => {
   let platform: Platform;
   let admin: ReturnType<typeof adminClient>;
   let acme: ReturnType<typeof projectClient>;
@@ -33,7 +33,7 @@ describe("first slice through the gateway", () => {
   });
   after(() => platform.close());
 
-  it("answers readyz on the gateway", async () => {
+  it("answers readyz on the edge", async () => {
     expect((await call(platform.baseUrl, "GET", "/readyz")).status).to.equal(200);
   });
 
@@ -195,7 +195,7 @@ describe("first slice through the gateway", () => {
         expect(r.headers.get("allow"), `${method} ${path}`).to.be.a("string");
       }
     });
-    it("the internal API is not reachable through the gateway", async () => {
+    it("the internal API is not reachable through the edge", async () => {
       const r = await call(platform.baseUrl, "GET", "/internal/v1/accounts/acme/projects/demo/settings");
       expect(r.status).to.equal(404);
     });

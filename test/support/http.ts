@@ -1,4 +1,4 @@
-/** Minimal HTTP helpers for integration tests: every call goes through the gateway. */
+/** Minimal HTTP helpers for integration tests: every call goes through the edge. */
 import http from "node:http";
 export interface Reply<T = any> {
   status: number;

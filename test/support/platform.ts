@@ -1,18 +1,23 @@
 /**
- * The whole platform for integration tests: data service, auth service and the
- * gateway, each a real HTTP server on a loopback port, against the real stores
+ * The whole platform for integration tests: data service and auth service, each a real HTTP
+ * server on a loopback port, behind the edge of `make run` (nginx rendered from the routing
+ * table, services/dev-stack/src/edge.ts), against the real stores
  * (test/support/stores.ts). Each platform has its own database prefix and Redis
  * key prefix, so tests never see each other's data or a running `make run`.
  */
 import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
 import http, { type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import os from "node:os";
+import path from "node:path";
 import type { Writable } from "node:stream";
 import type { MongoClient } from "mongodb";
 import { createAuthService } from "../../services/auth/src/service.ts";
 import { createConsoleService } from "../../services/console/src/service.ts";
 import { createDataService, type DataService } from "../../services/data/src/service.ts";
-import { createGateway } from "../../services/dev-stack/src/gateway.ts";
+import { startEdge } from "../../services/dev-stack/src/edge.ts";
+import { freePort } from "../../services/dev-stack/src/stores.ts";
 import {
   authConfigSchema,
   consoleConfigSchema,
@@ -20,6 +25,7 @@ import {
   dataConfigSchema,
   parseConfig,
 } from "../../shared/config/config.ts";
+import { SERVICE_KEEP_ALIVE_MS } from "../../shared/http/serve.ts";
 import { createLogger } from "../../shared/logger.ts";
 import { isolationPrefix, testStores } from "./stores.ts";
 
@@ -55,6 +61,8 @@ export interface Platform {
 }
 
 function listen(server: Server): Promise<string> {
+  // As shared/http/serve.ts: the edge lets an idle connection go before the service would.
+  server.keepAliveTimeout = SERVICE_KEEP_ALIVE_MS;
   return new Promise((resolve) => {
     server.listen(0, "127.0.0.1", () =>
       resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`),
@@ -86,7 +94,7 @@ export async function startPlatform(
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? (options.logSink ? "info" : "silent"),
     // Fast password hashing in tests; the benchmark measures the production setting.
     ARGON2_MEMORY_KIB: "1024",
-    // The gateway reaches the services from 127.0.0.1 (test clients use other loopback addresses).
+    // The edge reaches the services from 127.0.0.1 (test clients use other loopback addresses).
     TRUSTED_PROXIES: "127.0.0.1",
     // Stored secrets sealed, as in production.
     SECRETS_KEY: randomBytes(32).toString("base64"),
@@ -125,12 +133,18 @@ export async function startPlatform(
     consoleUrl = await listen(consoleServer);
   }
 
-  const gateway = createGateway({
-    upstreams: { auth: authUrl, data: dataUrl, console: consoleUrl },
-    ready: async () => true,
+  const hostPort = (url: string) => new URL(url).host;
+  const edgeDir = mkdtempSync(path.join(os.tmpdir(), "tessera-edge-"));
+  const edge = await startEdge(edgeDir, {
+    port: await freePort(),
+    upstreams: {
+      auth: [hostPort(authUrl)],
+      data: [hostPort(dataUrl)],
+      ...(consoleUrl ? { console: [hostPort(consoleUrl)] } : {}),
+    },
     maxBodyBytes: dataConfig.MAX_BODY_BYTES,
   });
-  const baseUrl = await listen(gateway);
+  const baseUrl = edge.url;
 
   return {
     baseUrl,
@@ -141,9 +155,9 @@ export async function startPlatform(
     dataConfig,
     data,
     async close() {
-      await Promise.all(
-        [gateway, authServer, dataServer, consoleServer].flatMap((s) => (s ? [closeServer(s)] : [])),
-      );
+      await edge.stop();
+      rmSync(edgeDir, { recursive: true, force: true });
+      await Promise.all([authServer, dataServer, consoleServer].flatMap((s) => (s ? [closeServer(s)] : [])));
       await auth.close();
       await dropDatabases(data.mongo, prefix);
       await data.close();

@@ -2,23 +2,23 @@
  * `make run`: brings up the whole platform on one base URL — the stores when
  * not given (FerretDB, Redis), the data and auth services and the console's
  * server (serving the build `make run` made first) as child processes, and the
- * gateway on PORT. Ctrl-C / SIGTERM stops everything it started.
+ * edge on PORT: nginx, configured from the routing table (edge.ts). Ctrl-C /
+ * SIGTERM stops everything it started.
  * DATA_REPLICAS and AUTH_REPLICAS (default 1) start that many processes of the
- * data and auth services: the gateway takes them in turn, the auth service
- * reaches the data replicas through an internal balancer of its own, and a
- * replica that dies is started again (on the same port) and rejoins once ready.
+ * data and auth services: the edge takes them in turn, the auth service reaches
+ * the data replicas through a port of the edge that stands in for the data
+ * service's Kubernetes Service, and a replica that dies is started again (on the
+ * same port); the edge skips it while it refuses connections.
  * Several stacks run side by side with different PORT and DATA_DIR values.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { dataConfigSchema } from "../../../shared/config/config.ts";
-import { createGateway } from "./gateway.ts";
-import type { ServiceName } from "./routing.ts";
+import type { ServiceName } from "../../../shared/routing/routes.ts";
+import { type Edge, startEdge } from "./edge.ts";
 import { findOrStartMongo, findOrStartRedis, freePort, type StartedStore } from "./stores.ts";
-import { UpstreamPool } from "./upstream-pool.ts";
 
 const repoRoot = path.resolve(import.meta.dirname, "../../..");
 
@@ -56,16 +56,10 @@ function startService(name: ServiceName, env: NodeJS.ProcessEnv): ChildProcess {
 }
 
 /**
- * Replica `index` of a service on `port`, kept running: when it exits it leaves `pool`, is
- * started again (sooner when it had run for a while) and rejoins once /readyz answers.
+ * Replica `index` of a service on `port`, kept running: when it exits it is started again on the
+ * same port (sooner when it had run for a while). The edge skips it while it refuses connections.
  */
-function superviseReplica(
-  name: ServiceName,
-  index: number,
-  port: number,
-  env: NodeJS.ProcessEnv,
-  pool: UpstreamPool,
-): void {
+function superviseReplica(name: ServiceName, index: number, port: number, env: NodeJS.ProcessEnv): void {
   const url = `http://127.0.0.1:${port}`;
   let quickExits = 0;
   const start = () => {
@@ -73,19 +67,9 @@ function superviseReplica(
     const child = spawnService(name, { ...env, PORT: String(port) });
     children.add(child);
     say(`${name} replica ${index}: pid ${child.pid} on ${url}`);
-    void (async () => {
-      while (!stopping && child.exitCode === null && child.signalCode === null) {
-        if (await ready(url)) {
-          pool.up(url);
-          return;
-        }
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    })();
     child.on("exit", (code, signal) => {
       children.delete(child);
       if (stopping) return;
-      pool.down(url, Number.POSITIVE_INFINITY);
       quickExits = Date.now() - startedAt < 10_000 ? quickExits + 1 : 0;
       const delayMs = Math.min(250 * 2 ** quickExits, 10_000);
       say(`${name} replica ${index} exited (${signal ?? code}); starting it again in ${delayMs} ms`);
@@ -108,11 +92,11 @@ async function ready(url: string): Promise<boolean> {
 let stopping = false;
 const children = new Set<ChildProcess>();
 const stores: StartedStore[] = [];
-let gatewayClose: (() => void) | undefined;
+let edge: Edge | undefined;
 
 async function stop(code: number): Promise<void> {
   stopping = true;
-  gatewayClose?.();
+  await edge?.stop();
   await Promise.all(
     [...children].map(
       (c) =>
@@ -160,14 +144,14 @@ async function main(): Promise<void> {
     return n;
   };
   const ports = async (n: number) => Promise.all(Array.from({ length: n }, () => freePort()));
-  const [authPorts, dataPorts, consolePort] = [
+  const [authPorts, dataPorts, consolePort, dataServicePort] = [
     await ports(replicas("AUTH_REPLICAS")),
     await ports(replicas("DATA_REPLICAS")),
     await freePort(),
+    await freePort(),
   ];
   const urls = (list: number[]) => list.map((p) => `http://127.0.0.1:${p}`);
-  const authPool = new UpstreamPool(urls(authPorts));
-  const dataPool = new UpstreamPool(urls(dataPorts));
+  const addresses = (list: number[]) => list.map((p) => `127.0.0.1:${p}`);
   const common = {
     ...process.env,
     HOST: "127.0.0.1",
@@ -176,28 +160,17 @@ async function main(): Promise<void> {
     ADMIN_TOKEN: adminToken,
     SERVICE_TOKEN: serviceToken,
     LOG_LEVEL: process.env.LOG_LEVEL ?? "warn",
-    // The gateway reaches the services from 127.0.0.1; only its X-Forwarded-* are believed.
+    // The edge reaches the services from 127.0.0.1; only its X-Forwarded-* are believed.
     TRUSTED_PROXIES: "127.0.0.1",
   };
-  // The auth service reaches the data service's internal API through a balancer over its replicas.
-  const internal = createGateway({
-    upstreams: { auth: dataPool, data: dataPool },
-    route: () => "data",
-    ready: async () => true,
-  });
-  await new Promise<void>((resolve) => internal.listen(0, "127.0.0.1", resolve));
-  const internalUrl = `http://127.0.0.1:${(internal.address() as AddressInfo).port}`;
+  // The auth service reaches the data service's internal API through the edge's stand-in for the
+  // data service's Kubernetes Service (every replica, in turn).
+  const dataServiceUrl = `http://127.0.0.1:${dataServicePort}`;
   dataPorts.forEach((p, i) => {
-    superviseReplica(
-      "data",
-      i + 1,
-      p,
-      { ...common, MONGO_URL: mongo.url, SECRETS_KEY: secretsKey },
-      dataPool,
-    );
+    superviseReplica("data", i + 1, p, { ...common, MONGO_URL: mongo.url, SECRETS_KEY: secretsKey });
   });
   authPorts.forEach((p, i) => {
-    superviseReplica("auth", i + 1, p, { ...common, DATA_SERVICE_URL: internalUrl }, authPool);
+    superviseReplica("auth", i + 1, p, { ...common, DATA_SERVICE_URL: dataServiceUrl });
   });
   // The console's static server: no secrets, no stores.
   startService("console", {
@@ -206,27 +179,26 @@ async function main(): Promise<void> {
     PORT: String(consolePort),
     LOG_LEVEL: common.LOG_LEVEL,
   });
-  const consoleUrl = `http://127.0.0.1:${consolePort}`;
-  const anyReady = async (list: string[]) => (await Promise.all(list.map(ready))).some(Boolean);
   const allReady = async (list: string[]) => (await Promise.all(list.map(ready))).every(Boolean);
-  const gateway = createGateway({
-    upstreams: { auth: authPool, data: dataPool, console: consoleUrl },
-    // Ready when at least one replica of each service is.
-    ready: async () =>
-      (await Promise.all([anyReady(urls(authPorts)), anyReady(urls(dataPorts)), ready(consoleUrl)])).every(
-        Boolean,
-      ),
-    // The data service's limit (the largest): larger bodies are refused at the edge.
+  const started = startEdge(path.join(dataDir, "edge"), {
+    host: process.env.EDGE_HOST ?? "127.0.0.1",
+    port,
+    upstreams: {
+      auth: addresses(authPorts),
+      data: addresses(dataPorts),
+      console: addresses([consolePort]),
+    },
+    // The data service's limit (the largest): larger bodies are answered 413 at the edge.
     maxBodyBytes: dataConfigSchema.shape.MAX_BODY_BYTES.parse(process.env.MAX_BODY_BYTES),
+    serviceListeners: [{ listen: `127.0.0.1:${dataServicePort}`, service: "data" }],
+    workers: "auto",
   });
-  await new Promise<void>((resolve, reject) => {
-    gateway.once("error", reject);
-    gateway.listen(port, process.env.GATEWAY_HOST ?? "127.0.0.1", resolve);
-  });
-  gatewayClose = () => {
-    gateway.close();
-    internal.close();
-  };
+  try {
+    edge = await started;
+  } catch (err) {
+    say(`the edge (nginx) did not start: ${(err as Error).message}`);
+    return stop(1);
+  }
   const base = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 60_000;
   while (!((await ready(base)) && (await allReady([...urls(authPorts), ...urls(dataPorts)])))) {

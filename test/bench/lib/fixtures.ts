@@ -1,5 +1,5 @@
 /**
- * The fixed data, loaded through the public admin and data APIs (the gateway)
+ * The fixed data, loaded through the public admin and data APIs (the edge)
  * exactly as a client would: one account, one project (the demo project of the
  * tests plus an `item` table), one built-in user and 200 customers for every
  * run; the 10,000 items only when a scenario needs them (loadItems), written

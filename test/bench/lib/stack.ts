@@ -3,7 +3,8 @@
  * (services/dev-stack/src/stack.ts): a FerretDB of its own in a temporary
  * DATA_DIR (or MONGO_URL), the machine's Redis (or REDIS_URL) with a key
  * prefix of its own, the data and auth services as child processes running
- * their real main.ts, and the gateway in front. Everything it started or wrote
+ * their real main.ts, and the edge in front (nginx rendered from the routing table, as
+ * `make run` starts it: services/dev-stack/src/edge.ts). Everything it started or wrote
  * is removed by close(): the processes, the temporary directory, the Redis keys
  * under its prefix, and its databases when MONGO_URL points at a shared server.
  */
@@ -13,12 +14,15 @@ import os from "node:os";
 import path from "node:path";
 import { Redis } from "ioredis";
 import mongoose from "mongoose";
+import { type Edge, startEdge } from "../../../services/dev-stack/src/edge.ts";
 import {
   findOrStartMongo,
   findOrStartRedis,
   freePort,
   type StartedStore,
 } from "../../../services/dev-stack/src/stores.ts";
+import { dataConfigSchema } from "../../../shared/config/config.ts";
+import type { CpuGroups } from "./cpu.ts";
 import { type NodeChild, startNode } from "./processes.ts";
 
 export const repoRoot = path.resolve(import.meta.dirname, "../../..");
@@ -30,9 +34,9 @@ export interface StackOptions {
 }
 
 export interface Stack {
-  /** The gateway: the one base URL clients use. */
+  /** The edge: the one base URL clients use. */
   baseUrl: string;
-  /** The data service itself (no gateway hop). */
+  /** The data service itself (no edge hop). */
   dataUrl: string;
   authUrl: string;
   adminToken: string;
@@ -44,6 +48,8 @@ export interface Stack {
   /** The node flags the data service runs with (for bench-only data processes: --cpu-prof too). */
   dataNodeArgs: string[];
   data: NodeChild;
+  /** The processes whose CPU a row reports: the edge (nginx), the data and the auth service. */
+  cpuGroups: CpuGroups;
   /** Starts a bench-only server script (it must answer GET /readyz) in a child process. */
   startServer(name: string, script: string, env: NodeJS.ProcessEnv, nodeArgs?: string[]): Promise<NodeChild>;
   close(): Promise<void>;
@@ -55,6 +61,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   const id = randomBytes(3).toString("hex");
   const stores: StartedStore[] = [];
   const children: NodeChild[] = [];
+  let edge: Edge | undefined;
   const redisPrefix = `tessera-bench:${id}:`;
   const dbPrefix = `b${id}_`;
   const metaDb = `${dbPrefix}meta`;
@@ -64,6 +71,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   const close = async () => {
     if (closed) return;
     closed = true;
+    await edge?.stop();
     await Promise.all(children.reverse().map((c) => c.stop()));
     await cleanRedis(redisUrl, redisPrefix).catch((err) => log(`could not clean Redis: ${err}`));
     if (process.env.MONGO_URL)
@@ -92,10 +100,10 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       LOG_LEVEL: process.env.LOG_LEVEL ?? "warn",
       // The production default (OWASP minimum: 19 MiB, t=2, p=1), whatever the caller's environment says.
       ARGON2_MEMORY_KIB: "19456",
-      // As stack.ts: the gateway (127.0.0.1) is the one trusted proxy.
+      // As stack.ts: the edge (127.0.0.1) is the one trusted proxy.
       TRUSTED_PROXIES: "127.0.0.1",
     };
-    const [authPort, dataPort, gatewayPort] = [await freePort(), await freePort(), await freePort()];
+    const [authPort, dataPort, edgePort] = [await freePort(), await freePort(), await freePort()];
     const dataEnv: NodeJS.ProcessEnv = {
       ...common,
       MONGO_URL: mongo.url,
@@ -108,7 +116,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     };
     const dataUrl = `http://127.0.0.1:${dataPort}`;
     const authUrl = `http://127.0.0.1:${authPort}`;
-    const baseUrl = `http://127.0.0.1:${gatewayPort}`;
+    const baseUrl = `http://127.0.0.1:${edgePort}`;
     const start = async (
       name: string,
       script: string,
@@ -128,18 +136,20 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     };
     // As stack.ts: the data service needs --no-node-snapshot (isolated-vm).
     const dataNodeArgs = ["--no-node-snapshot", ...(options.dataNodeArgs ?? [])];
-    const [data] = await Promise.all([
+    const [data, auth] = await Promise.all([
       start("data service", "services/data/src/main.ts", dataPort, dataEnv, dataNodeArgs),
       start("auth service", "services/auth/src/main.ts", authPort, { ...common, DATA_SERVICE_URL: dataUrl }),
     ]);
-    await start("gateway", "test/bench/servers/gateway.ts", gatewayPort, {
-      ...process.env,
-      AUTH_URL: authUrl,
-      DATA_URL: dataUrl,
+    // As `make run` starts it: one worker per core.
+    edge = await startEdge(path.join(dataDir, "edge"), {
+      port: edgePort,
+      upstreams: { auth: [`127.0.0.1:${authPort}`], data: [`127.0.0.1:${dataPort}`] },
+      maxBodyBytes: dataConfigSchema.shape.MAX_BODY_BYTES.parse(dataEnv.MAX_BODY_BYTES),
+      workers: "auto",
     });
     mkdirSync(path.join(repoRoot, ".bench"), { recursive: true });
     log(
-      `stack up: gateway ${baseUrl}, data ${dataUrl}, auth ${authUrl}; ` +
+      `stack up: edge ${baseUrl}, data ${dataUrl}, auth ${authUrl}; ` +
         `MongoDB ${process.env.MONGO_URL ? "MONGO_URL" : `FerretDB in ${dataDir}`}; ` +
         `Redis ${redis.url} prefix ${redisPrefix}`,
     );
@@ -154,6 +164,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       dataEnv,
       dataNodeArgs,
       data: data!,
+      cpuGroups: { edge: edge.pid, data: data!.process.pid, auth: auth!.process.pid },
       async startServer(name: string, script: string, env: NodeJS.ProcessEnv, nodeArgs: string[] = []) {
         return start(name, script, await freePort(), env, nodeArgs);
       },

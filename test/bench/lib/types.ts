@@ -45,6 +45,11 @@ export interface RowResult {
   goal?: Goal;
   /** undefined when the row has no goal. */
   met?: boolean;
+  /**
+   * CPU (user + system) the edge, the data service (with its sandbox processes) and the auth
+   * service spent while the row was measured, per request of the row (ms).
+   */
+  cpuMsPerRequest?: Record<string, number>;
   /** When requests failed under load: status and body of one more request sent afterwards. */
   failureSample?: string;
 }

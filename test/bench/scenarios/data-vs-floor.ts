@@ -2,7 +2,7 @@
  * Issue: GET by key and GET list (pagesize 20, with a filter) through the data
  * service reach at least 0.8 of the requests/s of a floor server doing the
  * same store work (one Redis read of the key record, the same MongoDB find),
- * at 50 connections. Also: the same GET by key through the gateway.
+ * at 50 connections. Also: the same GET by key through the edge (the base URL).
  */
 import { authHeaders } from "../lib/fixtures.ts";
 import type { Scenario } from "../lib/types.ts";
@@ -54,8 +54,8 @@ export const dataVsFloor: Scenario = {
         goal: GOAL,
       },
       {
-        name: "gateway-key",
-        what: "GET by key through the local gateway (one more HTTP hop)",
+        name: "edge-key",
+        what: "GET by key through the edge, nginx (one more HTTP hop)",
         target: { url: `${stack.baseUrl}${keyPath}`, headers },
         connections: CONNECTIONS,
         baseline: "data-key",

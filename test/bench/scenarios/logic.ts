@@ -324,7 +324,7 @@ export const customProviderLogin: Scenario = {
   id: "custom-provider-login",
   title: "Login through a custom provider vs the built-in one",
   describe:
-    "POST @authentication through the gateway to a project whose custom JavaScript provider accepts fixed " +
+    "POST @authentication through the edge to a project whose custom JavaScript provider accepts fixed " +
     "users (sandbox; rotating over 20), against the built-in provider (argon2id).",
   async run(ctx) {
     const { stack, fixtures } = ctx;

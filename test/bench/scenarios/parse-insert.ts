@@ -4,7 +4,8 @@
  * (`POST /parse/classes/<Class>` with its app id and REST key), both on the
  * bench's store (Parse in a database of its own), same connections, in one run.
  * Tessera is measured at the data service itself, which validates the key as
- * Parse does in its one process (the gateway hop is not part of either).
+ * Parse does in its one process (the edge hop is not part of either); a row of its own
+ * measures the same insert through the base URL, the edge in front.
  *
  * Parse Server is not a dependency of Tessera: the first run installs
  * `parse-server@9` with npm into `.bench-tools/parse-server` (git-ignored), and
@@ -111,8 +112,8 @@ export const parseInsert: Scenario = {
       await schema.body?.cancel();
 
       let written = 0;
-      const tessera = (summary: boolean) => ({
-        url: `${stack.dataUrl}${client.root}/item`,
+      const tessera = (summary: boolean, base = stack.dataUrl) => ({
+        url: `${base}${client.root}/item`,
         method: "POST" as const,
         headers: keyHeader(key),
         next: () => {
@@ -146,6 +147,13 @@ export const parseInsert: Scenario = {
           connections: CONNECTIONS,
           baseline: "parse",
           goal: { op: ">=", value: 1.0 },
+        },
+        {
+          name: "tessera-base-url",
+          what: "Tessera through the base URL (the edge in front): POST one row, no rules",
+          target: tessera(true, stack.baseUrl),
+          connections: CONNECTIONS,
+          baseline: "parse",
         },
         {
           name: "tessera-nosummary",

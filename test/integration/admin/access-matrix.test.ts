@@ -2,7 +2,7 @@
  * Who may do what on the admin API, as a table: two accounts × seven callers
  * (the operator, an admin and a reader of the first account, an admin of the
  * second, a project's API key, a disabled admin key, no credential) × every
- * admin route and verb, each cell asserted through the gateway on the real
+ * admin route and verb, each cell asserted through the edge on the real
  * stores. An administrator addressing the other account gets exactly the answer
  * of an account that does not exist.
  */

@@ -1,5 +1,5 @@
 /**
- * The audit trail through the gateway: every admin change — served by the data
+ * The audit trail through the edge: every admin change — served by the data
  * service or by the auth service (keys, an admin's own password) — is recorded
  * with who, what, when, the outcome and the request id, and never a password or
  * a key value; readers may page through it; an account created again does not
@@ -103,7 +103,7 @@ describe("audit trail", () => {
     expect(entries[4]!.errorCode).to.equal(4001);
     expect(entries[8]!.errorCode).to.equal(4031);
     expect(entries[3]!.requestId).to.equal(put.headers.get("x-request-id"));
-    expect(entries[3]!.clientRequestId, "the gateway's").to.be.a("string");
+    expect(entries[3]!.clientRequestId, "the edge's").to.be.a("string");
     expect(entries[6]!.requestId).to.equal(key.headers.get("x-request-id"));
     for (const e of entries) {
       expect(e.account).to.equal("acme");

@@ -1,5 +1,5 @@
 /**
- * Definition history through the gateway: every accepted PUT is kept as a
+ * Definition history through the edge: every accepted PUT is kept as a
  * revision (who, when, the diff's summary); a dry run answers the diff and
  * changes nothing; a rollback applies an old revision as a new one, checked
  * again; `ETag`/`If-Match` make a change against a stale revision fail with

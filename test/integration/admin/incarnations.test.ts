@@ -1,5 +1,5 @@
 /**
- * Identity by incarnation, through the gateway: writes in flight while a
+ * Identity by incarnation, through the edge: writes in flight while a
  * project or an account is deleted never reach the next project or account of
  * the same name (users, administrators, projects and their definitions, manual
  * API keys); a re-created project's JavaScript starts afresh; ETags carry the

@@ -1,5 +1,5 @@
 /**
- * The one name grammar (docs/names.md) through the gateway: names that a client
+ * The one name grammar (docs/names.md) through the edge: names that a client
  * would resolve away (`..`), that reach an object's prototype machinery, or that
  * cannot be addressed are refused with 400 and change nothing. Names stored before
  * the grammar stay readable and deletable, and the operator's name check lists them.

@@ -1,5 +1,5 @@
 /**
- * @authentication (docs/authentication.md) through the gateway on
+ * @authentication (docs/authentication.md) through the edge on
  * real Redis. Test names follow the contract's rows.
  */
 import { expect } from "chai";

@@ -1,5 +1,5 @@
 /**
- * The built-in `oidc` provider through the gateway, against a real OpenID
+ * The built-in `oidc` provider through the edge, against a real OpenID
  * Connect issuer process on loopback (test/support/oidc-issuer.ts) that
  * generates its keys and serves discovery and its key set; the operator allows
  * loopback egress (SANDBOX_ALLOW_LOOPBACK_FETCH) as for custom providers.

@@ -19,7 +19,7 @@ export interface CompatPlatform {
   api: ReturnType<typeof projectClient>;
   /** A Full access manual key for `api`. */
   checkKey: string;
-  /** What the clients are configured with: `<gateway>/rest/acme/demo/v1`, no trailing slash. */
+  /** What the clients are configured with: `<edge>/rest/acme/demo/v1`, no trailing slash. */
   projectUrl: string;
 }
 

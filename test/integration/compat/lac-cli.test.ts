@@ -1,6 +1,6 @@
 /**
  * The original product's command-line client, `lac` (npm liveapicreator-cli 5.2.x),
- * run unchanged as a child process against Tessera through the gateway:
+ * run unchanged as a child process against Tessera through the edge:
  * login (reads @license, posts @authentication, keeps the key in
  * $HOME/.liveapicreator), get (list, paging, by key, sysfilter/sysorder),
  * post, put, delete, describe, schema list and openapi, logout. The client exits 0 even

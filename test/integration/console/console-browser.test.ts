@@ -2,7 +2,7 @@
 // The functions given to page.evaluate run in the browser: they see its window and document.
 /**
  * The console in a real headless Chromium against the real platform (data, auth
- * and the console's own server behind the gateway, on real stores): an account
+ * and the console's own server behind the edge, on real stores): an account
  * administrator signs in, creates a project through a dry run, makes a user and a
  * key, explores data as that user (filter, paging, a forced checksum conflict,
  * inserts and deletes with rule side effects), meets a definition conflict, rolls

@@ -1,5 +1,5 @@
 /**
- * Account administrators on the data API, through the gateway on the real stores:
+ * Account administrators on the data API, through the edge on the real stores:
  * an admin's own key (from the account's `@authentication`) reads and writes every
  * project of its account — one without users included — as a full-access key does
  * (transaction summary, rules, optimistic locking), creates no key of the project,

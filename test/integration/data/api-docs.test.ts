@@ -1,5 +1,5 @@
 /**
- * `GET …/@docs`, the OpenAPI 3.1 document of an API version, through the gateway:
+ * `GET …/@docs`, the OpenAPI 3.1 document of an API version, through the edge:
  * validated with an OpenAPI validator and every schema compiled as JSON Schema
  * 2020-12; requests generated from the document (paths and bodies sampled from
  * its schemas) are accepted, and real answers match its schemas. The document

@@ -1,6 +1,6 @@
 /**
  * Live queries (docs/realtime.md): SSE clients as real HTTP clients on
- * loopback, through the gateway, on the canonical project (sum rules: a line
+ * loopback, through the edge, on the canonical project (sum rules: a line
  * item changes its order and its customer). What each subscriber receives is
  * decided per event by its key's roles: row filters with the key's globals,
  * column limits.

@@ -1,5 +1,5 @@
 /**
- * Hostile request bodies and paths through the gateway (docs/errors.md, "Request
+ * Hostile request bodies and paths through the edge (docs/errors.md, "Request
  * bodies"): every one is refused with 400 or 413 in the documented shape, no
  * service answers 500 or 503, and nothing of a refused request is written.
  */
@@ -164,7 +164,7 @@ describe("request input: sizes, nesting, encodings, numbers", function () {
     return statuses;
   }
 
-  it("answers 413 to each of 10 parallel 5 MB POSTs through the gateway", async () => {
+  it("answers 413 to each of 10 parallel 5 MB POSTs through the edge", async () => {
     const statuses = await parallelStatuses(platform.baseUrl, `${demo.root}/purchaseorder`, 5 << 20, 1);
     expect(statuses).to.deep.equal(Array(10).fill(413));
   });
@@ -174,8 +174,8 @@ describe("request input: sizes, nesting, encodings, numbers", function () {
     expect(statuses).to.deep.equal(Array(50).fill(413));
   });
 
-  // The auth service's limit (64 KiB) is below the gateway's: the service answers before the body is in.
-  it("answers 413 to each of 10 parallel oversized login bodies through the gateway (50 rounds)", async () => {
+  // The auth service's limit (64 KiB) is below the edge's: the service answers before the body is in.
+  it("answers 413 to each of 10 parallel oversized login bodies through the edge (50 rounds)", async () => {
     const statuses = await parallelStatuses(platform.baseUrl, `${demo.root}/@authentication`, 256 << 10, 50);
     expect(statuses).to.deep.equal(Array(500).fill(413));
   });
@@ -185,7 +185,7 @@ describe("request input: sizes, nesting, encodings, numbers", function () {
     expect(statuses).to.deep.equal(Array(500).fill(413));
   });
 
-  /** POSTs 5 MB of undeclared length (chunked) to `path` through the gateway. */
+  /** POSTs 5 MB of undeclared length (chunked) to `path` through the edge. */
   async function postChunked(path: string): Promise<Reply> {
     const chunk = new TextEncoder().encode("x".repeat(1 << 20));
     let sent = 0;
@@ -204,12 +204,12 @@ describe("request input: sizes, nesting, encodings, numbers", function () {
     return { status: r.status, body: await r.json(), headers: r.headers };
   }
 
-  it("answers 413 to a 5 MB body of undeclared length (chunked) through the gateway", async () => {
+  it("answers 413 to a 5 MB body of undeclared length (chunked) through the edge", async () => {
     expectRefused(await postChunked("purchaseorder"), 413);
   });
 
-  // The auth service answers at its 64 KiB; the gateway drops the rest, past its own limit too.
-  it("answers 413 to a 5 MB login body of undeclared length (chunked) through the gateway", async () => {
+  // The auth service answers at its 64 KiB; the edge drops the rest, past its own limit too.
+  it("answers 413 to a 5 MB login body of undeclared length (chunked) through the edge", async () => {
     expectRefused(await postChunked("@authentication"), 413);
   });
 

@@ -1,5 +1,5 @@
 /**
- * CSV, XML and "JSON Object" answers of the data API, through the gateway
+ * CSV, XML and "JSON Object" answers of the data API, through the edge
  * against the real stores, read back with strict parsers: format negotiation
  * (URL parameter, the original product's headers, the version's default),
  * hostile values and names, nested resources, paging, column security, the

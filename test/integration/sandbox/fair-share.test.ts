@@ -1,5 +1,5 @@
 /**
- * Each account's fair share of the sandbox, end to end through the gateway: one
+ * Each account's fair share of the sandbox, end to end through the edge: one
  * account floods logins of ten projects whose custom providers spin until their
  * time limit, while another account reads, logs in and calls its JavaScript
  * resource. The flooding account is refused (429/4293 with Retry-After) once

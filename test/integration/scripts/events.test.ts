@@ -1,5 +1,5 @@
 /**
- * Request and response events of an API version through the gateway, on the
+ * Request and response events of an API version through the edge, on the
  * real stores and real sandbox processes: a request event refuses with the
  * 4xx of its choosing and nothing is written, or passes, or adjusts a write's
  * body (which is still checked in full); a response event reshapes GET and

@@ -1,5 +1,5 @@
 /**
- * JavaScript resources through the gateway, on the real stores and real
+ * JavaScript resources through the edge, on the real stores and real
  * sandbox processes: answers computed with the read API, which reads as the
  * caller (roles, row filters, column lists) and only in the caller's project;
  * parameters and principal handed in (never the key); hostile code contained

@@ -1,5 +1,5 @@
 /**
- * The internal API the auth service calls (never routed by the gateway or the
+ * The internal API the auth service calls (never routed by the edge or the
  * Ingress; Bearer SERVICE_TOKEN). Its shapes are a contract with consumer-driven
  * contract tests: see shared/contracts/internal-api.ts.
  */
