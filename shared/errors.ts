@@ -22,6 +22,7 @@ export const ErrorCode = {
   limitReached: 4092,
   preconditionFailed: 4121,
   tooLarge: 4131,
+  requestLineTooLong: 4141,
   unsupportedMediaType: 4151,
   tooManyAttempts: 4291,
   rateLimited: 4292,
@@ -115,6 +116,13 @@ export const errors = {
   preconditionFailed: (msg: string) => new ApiError(412, ErrorCode.preconditionFailed, msg),
   tooLarge: (limit: number) =>
     new ApiError(413, ErrorCode.tooLarge, `Request body is larger than the limit of ${limit} bytes`),
+  /** The request line (method, path and query) is longer than the edge reads. */
+  requestLineTooLong: (limit: number) =>
+    new ApiError(
+      414,
+      ErrorCode.requestLineTooLong,
+      `The request line (path and query) is longer than the limit of ${limit} bytes`,
+    ),
   unsupportedMediaType: () =>
     new ApiError(
       415,

@@ -14,6 +14,15 @@ export const EDGE_TIMEOUT_SECONDS = 60;
  * at the data service's limit itself (nginx.ts).
  */
 export const INGRESS_BODY_LIMIT = "8m";
+/**
+ * The longest request line the edge reads: Node's own limit for a request's head (16 KiB), so
+ * that a request a service would read (e.g. a filter of 4,096 characters, percent-encoded) reaches
+ * it and is answered there. nginx's and ingress-nginx's default (8 KiB) would answer such a
+ * request 414 before any service saw it. ingress-nginx takes it from its ConfigMap
+ * (`large-client-header-buffers`), not from an annotation: see the header of ingress.yaml.
+ */
+export const EDGE_REQUEST_LINE_BYTES = 16 * 1024;
+export const EDGE_HEADER_BUFFERS = `4 ${EDGE_REQUEST_LINE_BYTES / 1024}k`;
 
 export interface IngressPath {
   /** The table's pattern without its leading `^`: ingress-nginx writes `location ~* "^<path>"`. */
@@ -56,6 +65,10 @@ const HEADER = `# GENERATED from shared/routes.json by \`make ingress\` (shared/
 # ingress-nginx gives these paths (longest first), so both route alike; test/deploy checks it.
 #
 # /internal/** matches no path here and is therefore never routed.
+#
+# The controller's ConfigMap must set large-client-header-buffers: "${EDGE_HEADER_BUFFERS}" (as the local
+# edge does): with ingress-nginx's default ("4 8k") a request line over 8 KiB, e.g. a long
+# filter, is refused by the controller before the data service can answer it.
 `;
 
 /** The text of deploy/base/ingress.yaml. */

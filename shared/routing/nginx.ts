@@ -9,6 +9,8 @@
  * - `X-Forwarded-For/-Host/-Proto` are what the edge saw (the client's address, the `Host` it
  *   sent, the scheme), never what the client wrote; `Forwarded` is dropped; `X-Request-ID` is
  *   the client's or one the edge makes.
+ * - Request lines up to 16 KiB (as Node reads), longer ones answered 414 with Tessera's error
+ *   body (4141).
  * - Bodies over `maxBodyBytes` are answered 413 with Tessera's error body (4131) once the edge
  *   has read them (nginx reads and drops the rest), so a client still sending reads the answer.
  * - Kept-alive connections to every replica, let go before a service would close them.
@@ -21,7 +23,13 @@
  */
 import { errors } from "../errors.ts";
 import { SERVICE_KEEP_ALIVE_MS } from "../http/serve.ts";
-import { EDGE_TIMEOUT_SECONDS, ingressNginxOrder, ingressPaths } from "./ingress.ts";
+import {
+  EDGE_HEADER_BUFFERS,
+  EDGE_REQUEST_LINE_BYTES,
+  EDGE_TIMEOUT_SECONDS,
+  ingressNginxOrder,
+  ingressPaths,
+} from "./ingress.ts";
 import { type ServiceName, serviceHost } from "./routes.ts";
 
 export interface EdgeOptions {
@@ -188,6 +196,7 @@ http {
   keepalive_requests 1000;
   client_max_body_size ${options.maxBodyBytes};
   client_body_buffer_size 64k;
+  large_client_header_buffers ${EDGE_HEADER_BUFFERS};
   proxy_http_version 1.1;
   proxy_buffering off;
   proxy_request_buffering on;
@@ -222,6 +231,7 @@ ${services.map((s) => upstreamBlock(s, options.upstreams[s]!)).join("\n")}
     # (by a path: such a request has none that nginx could carry to a named location).
     error_page 400 /_edge/bad-request;
     error_page 413 @edge-too-large;
+    error_page 414 /_edge/request-line-too-long;
 
 ${readiness(services)}${routeLocations}    location / {
       return 404 ${errorBody(errors.notFound("No resource at this path"))};
@@ -229,6 +239,10 @@ ${readiness(services)}${routeLocations}    location / {
     location = /_edge/bad-request {
       internal;
       return 400 ${errorBody(errors.malformed("The request line or its headers could not be read"))};
+    }
+    location = /_edge/request-line-too-long {
+      internal;
+      return 414 ${errorBody(errors.requestLineTooLong(EDGE_REQUEST_LINE_BYTES))};
     }
     location @edge-too-large {
       return 413 ${errorBody(errors.tooLarge(options.maxBodyBytes))};

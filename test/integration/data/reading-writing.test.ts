@@ -360,6 +360,11 @@ describe("data API", () => {
         `customer?filter=${encodeURIComponent(`name = '${"x".repeat(10_000)}'`)}`,
       );
       expect(long.status).to.equal(400);
+      expect(long.body.errorCode).to.equal(4002);
+      // Longer than any request line the edge reads: the edge answers, in the same shape.
+      const tooLong = await demo.get(full, `customer?filter=${"x".repeat(20_000)}`);
+      expect(tooLong.status).to.equal(414);
+      expect(tooLong.body).to.include({ statusCode: 414, errorCode: 4141 });
       const deep = await demo.get(
         full,
         `customer?filter=${encodeURIComponent(`${"(".repeat(500)}name = 'a'${")".repeat(500)}`)}`,
