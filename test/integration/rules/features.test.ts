@@ -10,6 +10,7 @@ import {
   type CanonicalSetup,
   canonicalProject,
   type Row,
+  RULE_TIME_LIMIT_MS,
   setupProject,
   summaryShape,
 } from "./support.ts";
@@ -23,7 +24,9 @@ describe("logic: rule types and failures (HR project)", () => {
     );
 
   before(async () => {
-    s = await setupProject(hrProject(), { platform: await startPlatform({ SANDBOX_TIMEOUT_MS: "400" }) });
+    s = await setupProject(hrProject(), {
+      platform: await startPlatform({ SANDBOX_TIMEOUT_MS: RULE_TIME_LIMIT_MS }),
+    });
   });
   after(async () => {
     await s.platform.close();
@@ -146,11 +149,11 @@ describe("logic: rule types and failures (HR project)", () => {
 
   it("a rule that runs too long is stopped; nothing changes", async () => {
     const before = await snapshot();
-    const started = Date.now();
     const r = await s.api.post(s.key, "emp", { dept_name: "Sales", name: "spin", salary: 1 });
-    expect(Date.now() - started).to.be.lessThan(5000);
     expect(r.status).to.equal(500);
-    expect(r.body.errorMessage).to.match(/ran longer than the limit of 400 ms \(rules of 'emp'/);
+    expect(r.body.errorMessage).to.include(
+      `ran longer than the limit of ${RULE_TIME_LIMIT_MS} ms (rules of 'emp'`,
+    );
     expect(await snapshot()).to.deep.equal(before);
     // The sandbox recovers: the next request runs normally.
     expect(

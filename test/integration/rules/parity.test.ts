@@ -6,7 +6,14 @@
  */
 import { expect } from "chai";
 import { startPlatform } from "../../support/platform.ts";
-import { allRows, type CanonicalSetup, type Row, setupProject, summaryShape } from "./support.ts";
+import {
+  allRows,
+  type CanonicalSetup,
+  type Row,
+  RULE_TIME_LIMIT_MS,
+  setupProject,
+  summaryShape,
+} from "./support.ts";
 
 const HELPERS = `
 function round2(x) { return Math.round(x * 100) / 100; }
@@ -181,7 +188,7 @@ describe("rules: libraries, grand-parents and inserted rows", () => {
 
   before(async () => {
     s = await setupProject(shopProject(), {
-      platform: await startPlatform({ SANDBOX_TIMEOUT_MS: "400" }),
+      platform: await startPlatform({ SANDBOX_TIMEOUT_MS: RULE_TIME_LIMIT_MS }),
     });
     for (const [name, region, discount] of [
       ["Alpha", "north", 0.1],

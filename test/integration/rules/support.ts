@@ -11,6 +11,12 @@ const root = path.resolve(import.meta.dirname, "../../..");
 // biome-ignore lint/suspicious/noExplicitAny: JSON read freely by tests
 export type Row = Record<string, any>;
 
+/**
+ * The rules' wall-clock time limit (SANDBOX_TIMEOUT_MS) in the rule suites: the spinning rules end
+ * at it, and every other rule (store reads included) must fit in it however loaded the machine is.
+ */
+export const RULE_TIME_LIMIT_MS = "3000";
+
 /** The canonical example definition (examples/canonical/project.json), freshly parsed. */
 export function canonicalProject(): Row {
   return JSON.parse(readFileSync(path.join(root, "examples/canonical/project.json"), "utf8"));
