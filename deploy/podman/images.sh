@@ -27,8 +27,10 @@ timed() { # timed <what> <command…>
 }
 
 if ! exists "$BASE"; then
-  if [ ! -s "$WORK/debian-bookworm.tar" ]; then
-    timed "base: mmdebstrap" mmdebstrap --quiet --variant=minbase --include=ca-certificates,passwd \
+  if [ ! -f "$WORK/debian-bookworm.tar" ] || [ ! -s "$WORK/debian-bookworm.tar" ]; then
+    # --format: mmdebstrap otherwise takes the format from the name, and "….tar.part" is a directory.
+    rm -rf "$WORK/debian-bookworm.tar" "$WORK/debian-bookworm.tar.part"
+    timed "base: mmdebstrap" mmdebstrap --quiet --format=tar --variant=minbase --include=ca-certificates,passwd \
       bookworm "$WORK/debian-bookworm.tar.part"
     mv "$WORK/debian-bookworm.tar.part" "$WORK/debian-bookworm.tar"
   fi
