@@ -235,14 +235,17 @@ export class KeyStore {
     return null;
   }
 
-  /** Marks the key disabled (it no longer counts against the plan); false when it does not exist. */
-  async disable(hash: string): Promise<boolean> {
+  /**
+   * Marks the key disabled (it no longer counts against the plan); false when it does not exist.
+   * `known`: its record as the caller read it (saves reading it again).
+   */
+  async disable(hash: string, known?: KeyRecord): Promise<boolean> {
     const disabled: string[] = [];
     for (const name of this.#recordKeys(hash)) {
       if ((await this.#disableScript(1, name)) === 1) disabled.push(name);
     }
     await this.#replicated(disabled);
-    const record = disabled.length > 0 ? await this.get(hash) : null;
+    const record = disabled.length === 0 ? null : (known ?? (await this.get(hash)));
     if (record && !record.admin)
       await this.#redis.zrem(keyActiveKey(this.#prefix, record.account, record.project), record.id);
     return disabled.length > 0;

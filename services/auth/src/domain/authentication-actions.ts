@@ -87,7 +87,7 @@ export async function disableKey(keys: KeyStore, key: string, check: KeyCheck) {
   const record = await keys.get(hash);
   if (!record) throw errors.keyNotFound();
   await check(record);
-  if (!(await keys.disable(hash))) throw errors.keyNotFound();
+  if (!(await keys.disable(hash, record))) throw errors.keyNotFound();
   return { apikey: key, disabled: true };
 }
 
