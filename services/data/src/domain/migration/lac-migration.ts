@@ -99,7 +99,10 @@ export async function applyLacMigration(deps: LacMigrationDeps, m: LacMigration)
   try {
     users = await holdProject(deps, m.account, m.project, async () => {
       // Under the project's lease, as every change of its users (the import's own check came first).
-      await deps.quotas?.checkCount(m.account, "usersPerProject", 0, m.imported.users.length);
+      if (deps.quotas) {
+        const present = (await deps.users.list(incarnation)).length;
+        await deps.quotas.checkCount(m.account, "usersPerProject", present, m.imported.users.length);
+      }
       const written: MigrationResult["users"] = [];
       for (const user of m.imported.users) {
         const record = user.lacPassword && lacPasswordRecord(user.lacPassword.hash, user.lacPassword.salt);
