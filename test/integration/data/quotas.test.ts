@@ -384,9 +384,17 @@ describe("plans and quotas (hostile tenants, real processes)", function () {
     expect((await admin.createKey(name, "shop", { name: "again", roles: ["Full access"] })).status).to.equal(
       201,
     );
-    expect((await admin.send("GET", `/accounts/${name}/usage`)).body.current.byProject.shop.apiKeys).to.equal(
-      4,
-    );
+    const keysInForce = async () =>
+      (await admin.send("GET", `/accounts/${name}/usage`)).body.current.byProject.shop.apiKeys;
+    expect(await keysInForce()).to.equal(4);
+    // A project deleted and created again starts with none: its keys went with it.
+    expect((await admin.send("DELETE", `/accounts/${name}/projects/shop`)).status).to.equal(200);
+    expect((await admin.putProject(name, "shop", DEFINITION)).status).to.equal(201);
+    expect(await keysInForce()).to.equal(0);
+    for (let i = 0; i < 4; i++)
+      expect(
+        (await admin.createKey(name, "shop", { name: `k${i}`, roles: ["Full access"] })).status,
+      ).to.equal(201);
   });
 
   it("webhook subscriptions: the smaller of the plan's limit (403/4032) and the deployment's (409/4092) applies", async () => {
