@@ -210,7 +210,15 @@ export interface UsageView {
     projects: number;
     byProject: Record<
       string,
-      { tables: number; users: number | null; byTable: Record<string, { rows: number; bytes: number }> }
+      {
+        tables: number;
+        users: number | null;
+        /** API keys in force (apiKeysPerProject counts them). */
+        apiKeys: number | null;
+        /** Webhook subscriptions (null: the change feed is off). */
+        webhooks: number | null;
+        byTable: Record<string, { rows: number; bytes: number }>;
+      }
     >;
   };
   warnings: UsageWarningView[];

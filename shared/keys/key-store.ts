@@ -3,6 +3,8 @@
  *   <prefix>key:{<sha256 of key>}         HASH { d: JSON KeyRecord (immutable part), s: status }
  *   <prefix>keyidx:{<account>/<project>}  HASH { <id>: <sha256 of key> }   (for admin listings)
  *   <prefix>keyexp:{<account>/<project>}  ZSET { <id> by when its record leaves Redis, ms; +inf: never }
+ *   <prefix>keyact:{<account>/<project>}  ZSET { <id> by when it expires, ms; +inf: never }: the keys
+ *                                         that count against the plan's apiKeysPerProject
  * Validation is a single HGETALL. Records live until expiry + retention (Redis TTL),
  * so revalidation and disable of an expired key answer as the contract says.
  * The index keeps a key exactly as long as its record (listings show expired keys while they are
@@ -15,6 +17,11 @@
  * A record and the index are in different hash slots (a Redis Cluster spreads records over its
  * nodes), so no command touches both: the index entry is written first and an entry whose record
  * is missing is dropped when listed.
+ * The plan's `apiKeysPerProject` counts the project's keys that have not expired and are neither
+ * disabled nor deleted: the third set, in the index's hash tag, so the script that indexes a new
+ * key drops the expired ones, counts the rest and adds the new one in one step (concurrent logins
+ * cannot pass the limit). Disable and delete take the key out of it. Keys minted by a release
+ * before the count existed are not in it: they never count.
  * Account administrators' keys are in no index: nothing lists them, and they are
  * refused once their administrator or account is gone (shared/admin-access).
  * Revocations (disable, delete) wait for a replica's acknowledgement when the primary has
@@ -27,6 +34,7 @@
  */
 import { type RedisClient, waitForReplica } from "../redis/clients.ts";
 import {
+  keyActiveKey,
   keyIndexExpiryKey,
   keyIndexKey,
   keyRecordKey,
@@ -71,23 +79,47 @@ local function trim(index, expiry, now)
   end
 end`;
 
-// KEYS: index, expiry. ARGV: id, key hash, when the record leaves (ms, or '+inf'), now ms.
+// KEYS: index, expiry, active. ARGV: id, key hash, when the record leaves (ms, or '+inf'), now ms,
+// when the key expires (ms, or '+inf'), the most active keys ('' for no limit).
+// {1} added; {0, active keys} refused: the project has the most it may have (nothing written).
 const INDEX_ADD_SCRIPT = `${TRIM_INDEX}
+local now = tonumber(ARGV[4])
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
+if ARGV[6] ~= '' then
+  local active = redis.call('ZCARD', KEYS[3])
+  if active >= tonumber(ARGV[6]) then return {0, active} end
+end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
-trim(KEYS[1], KEYS[2], tonumber(ARGV[4]))
-return 1`;
+redis.call('ZADD', KEYS[3], ARGV[5], ARGV[1])
+local last = redis.call('ZRANGE', KEYS[3], -1, -1, 'WITHSCORES')
+if last[2] == 'inf' then redis.call('PERSIST', KEYS[3])
+else redis.call('PEXPIRE', KEYS[3], math.max(1, math.ceil(tonumber(last[2]) - now))) end
+trim(KEYS[1], KEYS[2], now)
+return {1}`;
 
 // KEYS: index, expiry. ARGV: now ms.
 const INDEX_TRIM_SCRIPT = `${TRIM_INDEX}
 trim(KEYS[1], KEYS[2], tonumber(ARGV[1]))
 return 1`;
 
-// KEYS: index, expiry. ARGV: ids.
+// KEYS: index, expiry, active. ARGV: ids.
 const INDEX_REMOVE_SCRIPT = `
 redis.call('HDEL', KEYS[1], unpack(ARGV))
 redis.call('ZREM', KEYS[2], unpack(ARGV))
+redis.call('ZREM', KEYS[3], unpack(ARGV))
 return 1`;
+
+// KEYS: active. ARGV: now ms. How many keys of the project count (expired ones dropped first).
+const ACTIVE_COUNT_SCRIPT = `
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', tonumber(ARGV[1]))
+return redis.call('ZCARD', KEYS[1])`;
+
+/** The plan's most active keys of a project, and the error that refuses one more. */
+export interface KeyCountLimit {
+  most: number;
+  refused(active: number): Error;
+}
 
 export interface KeyStoreOptions {
   /** Look records and index entries up under their names before hash tags too. */
@@ -102,7 +134,7 @@ export class KeyStore {
   readonly #retentionSeconds: number;
   readonly #createScript: Script;
   readonly #disableScript: Script;
-  readonly #indexScripts: Record<"add" | "trim" | "remove", Script>;
+  readonly #indexScripts: Record<"add" | "trim" | "remove" | "active", Script>;
   readonly #legacyNames: boolean;
   readonly #onUnacknowledged: () => void;
 
@@ -118,6 +150,7 @@ export class KeyStore {
       add: defineScript(redis, "keyIndexAdd", INDEX_ADD_SCRIPT),
       trim: defineScript(redis, "keyIndexTrim", INDEX_TRIM_SCRIPT),
       remove: defineScript(redis, "keyIndexRemove", INDEX_REMOVE_SCRIPT),
+      active: defineScript(redis, "keyActiveCount", ACTIVE_COUNT_SCRIPT),
     };
   }
 
@@ -134,18 +167,37 @@ export class KeyStore {
     return [this.#indexKey(account, project), keyIndexExpiryKey(this.#prefix, account, project)];
   }
 
+  /** The index, its expiry order and the active keys (one hash tag). */
+  #indexTriple(account: string, project: string): [string, string, string] {
+    return [...this.#indexPair(account, project), keyActiveKey(this.#prefix, account, project)];
+  }
+
   /** When Redis forgets the record: expiry + retention (ms), or never. */
   #leavesAt(record: KeyRecord): number | "+inf" {
     return record.expiresAt === null ? "+inf" : record.expiresAt + this.#retentionSeconds * 1000;
   }
 
-  /** Stores a new record; false when a key with this hash already exists (nothing changed). */
-  async create(hash: string, record: KeyRecord, now: number): Promise<boolean> {
+  /**
+   * Stores a new record; false when a key with this hash already exists (nothing changed). Given
+   * `limit`, throws its error when the project has `limit.most` active keys already (nothing stored).
+   */
+  async create(hash: string, record: KeyRecord, now: number, limit?: KeyCountLimit): Promise<boolean> {
     const { status, ...fixed } = record;
     const ttlMs = record.expiresAt === null ? null : record.expiresAt - now + this.#retentionSeconds * 1000;
-    const index = this.#indexPair(record.account, record.project);
-    if (!record.admin)
-      await this.#indexScripts.add(2, ...index, record.id, hash, this.#leavesAt(record), now);
+    const index = this.#indexTriple(record.account, record.project);
+    if (!record.admin) {
+      const [added, active] = (await this.#indexScripts.add(
+        3,
+        ...index,
+        record.id,
+        hash,
+        this.#leavesAt(record),
+        now,
+        record.expiresAt ?? "+inf",
+        limit ? limit.most : "",
+      )) as [number, number?];
+      if (added === 0 && limit) throw limit.refused(active ?? 0);
+    }
     const created = await this.#createScript(
       1,
       this.#recordKey(hash),
@@ -154,8 +206,13 @@ export class KeyStore {
       ttlMs === null ? "" : Math.max(1, ttlMs),
     );
     if (created === 1) return true;
-    if (!record.admin) await this.#indexScripts.remove(2, ...index, record.id);
+    if (!record.admin) await this.#indexScripts.remove(3, ...index, record.id);
     return false;
+  }
+
+  /** How many keys of the project count against its plan: not expired, neither disabled nor deleted. */
+  async activeCount(account: string, project: string, now: number): Promise<number> {
+    return Number(await this.#indexScripts.active(1, keyActiveKey(this.#prefix, account, project), now));
   }
 
   /** The names a record may have: its own, and outside Cluster mode the one before hash tags. */
@@ -178,13 +235,19 @@ export class KeyStore {
     return null;
   }
 
-  /** Marks the key disabled; false when it does not exist. */
-  async disable(hash: string): Promise<boolean> {
+  /**
+   * Marks the key disabled (it no longer counts against the plan); false when it does not exist.
+   * `known`: its record as the caller read it (saves reading it again).
+   */
+  async disable(hash: string, known?: KeyRecord): Promise<boolean> {
     const disabled: string[] = [];
     for (const name of this.#recordKeys(hash)) {
       if ((await this.#disableScript(1, name)) === 1) disabled.push(name);
     }
     await this.#replicated(disabled);
+    const record = disabled.length === 0 ? null : (known ?? (await this.get(hash)));
+    if (record && !record.admin)
+      await this.#redis.zrem(keyActiveKey(this.#prefix, record.account, record.project), record.id);
     return disabled.length > 0;
   }
 
@@ -196,7 +259,7 @@ export class KeyStore {
 
   /** Removes ids from the index (under both names). */
   async #unindex(account: string, project: string, ids: string[]): Promise<void> {
-    await this.#indexScripts.remove(2, ...this.#indexPair(account, project), ...ids);
+    await this.#indexScripts.remove(3, ...this.#indexTriple(account, project), ...ids);
     if (this.#legacyNames) await this.#redis.hdel(legacyKeyIndexKey(this.#prefix, account, project), ...ids);
   }
 
@@ -249,6 +312,7 @@ export class KeyStore {
     await Promise.all(recordKeys.map((key) => this.#redis.del(key)));
     for (const indexKey of this.#indexKeys(account, project)) await this.#redis.del(indexKey);
     await this.#redis.del(keyIndexExpiryKey(this.#prefix, account, project));
+    await this.#redis.del(keyActiveKey(this.#prefix, account, project));
     await this.#replicated(recordKeys);
   }
 

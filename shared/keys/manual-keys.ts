@@ -11,7 +11,7 @@ import { parseBody } from "../http/parse-body.ts";
 import { generateKey, generateKeyId, hashKey, MANUAL_KEY_PATTERN } from "../key-format.ts";
 import { formatExpiration } from "../time.ts";
 import { type KeyRecord, keyState } from "./key-record.ts";
-import type { KeyStore } from "./key-store.ts";
+import type { KeyCountLimit, KeyStore } from "./key-store.ts";
 
 export const manualKeyBody = z.strictObject({
   name: z.string().min(1).max(200),
@@ -30,6 +30,8 @@ export const manualKeyBody = z.strictObject({
 export interface ManualKeyDeps {
   keys: KeyStore;
   now: () => number;
+  /** The plan's most active keys of a project of the account (absent or undefined: none). */
+  keyLimit?: (account: string) => Promise<KeyCountLimit | undefined>;
 }
 
 export function keyView(record: KeyRecord, now: number) {
@@ -85,7 +87,7 @@ export async function createManualKey(
     expiresAt: parseExpiration(body.expiration, now),
     status: "active",
   };
-  if (!(await deps.keys.create(hashKey(apikey), record, now))) {
+  if (!(await deps.keys.create(hashKey(apikey), record, now, await deps.keyLimit?.(account)))) {
     throw errors.malformed("That key value is already in use; choose another");
   }
   return { ...keyView(record, now), apikey };

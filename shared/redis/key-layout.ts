@@ -31,6 +31,14 @@ export function keyIndexExpiryKey(prefix: string, account: string, project: stri
   return `${prefix}keyexp:{${account}/${project}}`;
 }
 
+/**
+ * Sorted set beside the project's index (same hash tag): each key id that counts against the plan's
+ * `apiKeysPerProject` (neither disabled nor deleted) by when it expires (ms; +inf: never).
+ */
+export function keyActiveKey(prefix: string, account: string, project: string): string {
+  return `${prefix}keyact:{${account}/${project}}`;
+}
+
 /** `throttle` names one kind of credential check, e.g. `tessera:throttle:login:`. */
 export function throttleSubjectKey(throttle: string, subjectHash: string): string {
   return `${throttle}s:{${subjectHash}}`;

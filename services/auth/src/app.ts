@@ -11,6 +11,7 @@ import { requestContext } from "../../../shared/http/request-context.ts";
 import type { Lifecycle } from "../../../shared/http/serve.ts";
 import type { KeyStore } from "../../../shared/keys/key-store.ts";
 import type { Logger } from "../../../shared/logger.ts";
+import type { KeyLimitOf } from "../../../shared/quotas/key-limit.ts";
 import type { RequestRateLimiter } from "../../../shared/rate-limits/request-limits.ts";
 import { translateRedisError } from "../../../shared/redis-errors.ts";
 import type { DataServiceClient } from "./clients/data-service-client.ts";
@@ -26,6 +27,8 @@ export interface AuthDeps {
   lifecycle: Lifecycle;
   readiness: Record<string, ReadinessCheck>;
   keys: KeyStore;
+  /** The plan's apiKeysPerProject, for keys minted by logins and made by the key routes. */
+  keyLimit?: KeyLimitOf;
   data: DataServiceClient;
   throttle: AttemptThrottle;
   /** Request rate limits per account (RATE_LIMITS): logins count toward their account's. */

@@ -4,6 +4,7 @@ import { createMetrics } from "../../../shared/http/metrics.ts";
 import type { Lifecycle } from "../../../shared/http/serve.ts";
 import { KeyStore } from "../../../shared/keys/key-store.ts";
 import type { Logger } from "../../../shared/logger.ts";
+import { keyLimitOf } from "../../../shared/quotas/key-limit.ts";
 import { PlanStore, planRequestLimit } from "../../../shared/quotas/plan-store.ts";
 import { RequestRateLimiter } from "../../../shared/rate-limits/request-limits.ts";
 import { createRedisClient } from "../../../shared/redis/clients.ts";
@@ -48,6 +49,12 @@ export async function createAuthService(config: AuthConfig, logger: Logger): Pro
   const data = createDataServiceClient(config.DATA_SERVICE_URL, config.SERVICE_TOKEN[0]!);
   const rateLimits = rateLimitSettings(config);
   const plans = new PlanStore(redis, config.REDIS_PREFIX, planSettings(config));
+  const quotaRefusals = metrics.counter(
+    "tessera_quota_refusals_total",
+    "Keys refused by a limit of the account's plan, by limit",
+    ["limit"],
+    { limit: ["apiKeysPerProject"] },
+  );
   const throttleSettings = {
     failuresBeforeLockout: config.LOGIN_FAILURES_BEFORE_LOCKOUT,
     baseSeconds: config.LOGIN_LOCKOUT_BASE_SECONDS,
@@ -65,6 +72,7 @@ export async function createAuthService(config: AuthConfig, logger: Logger): Pro
       },
     },
     keys,
+    keyLimit: keyLimitOf(plans, (limit) => quotaRefusals.inc({ limit })),
     data,
     identityFields: createIdentityFieldsCache(data),
     // The account's plan sets its requests per window here too: logins and data requests share its bucket.

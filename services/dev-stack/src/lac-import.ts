@@ -126,6 +126,19 @@ if (values.confirm) {
 }
 console.log(`\nDid not map (${unmapped.length}):`);
 for (const u of unmapped) console.log(`  ${u.path}: ${u.reason}`);
+const quota = answer.quota as
+  | {
+      plan: string;
+      exceeds: { limit: string; value: number; used: number; adding: number; table?: string }[];
+    }
+  | undefined;
+if (quota && quota.exceeds.length > 0) {
+  console.log(`\nPasses the account's plan '${quota.plan}' (the import would be refused, 403/4032):`);
+  for (const e of quota.exceeds)
+    console.log(
+      `  ${e.limit}${e.table ? ` (table ${e.table})` : ""}: allows ${e.value}, ${e.used} in use, the import adds ${e.adding}`,
+    );
+}
 if (!values.confirm) {
   console.log(
     `\nNothing was stored. To import exactly this, run again with CONFIRM=${String(answer.confirm)} (--confirm ${String(answer.confirm)}).`,

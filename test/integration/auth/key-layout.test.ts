@@ -8,7 +8,12 @@ import { hashKey } from "../../../shared/key-format.ts";
 import type { KeyRecord } from "../../../shared/keys/key-record.ts";
 import { KeyStore } from "../../../shared/keys/key-store.ts";
 import type { RedisClient } from "../../../shared/redis/clients.ts";
-import { keyIndexExpiryKey, keyIndexKey, keyRecordKey } from "../../../shared/redis/key-layout.ts";
+import {
+  keyActiveKey,
+  keyIndexExpiryKey,
+  keyIndexKey,
+  keyRecordKey,
+} from "../../../shared/redis/key-layout.ts";
 import {
   deleteKeys,
   isolationPrefix,
@@ -57,6 +62,7 @@ describe("key records: names with hash tags; names of the previous version renam
       keyRecordKey(prefix, hash),
       keyIndexKey(prefix, "acme", "demo"),
       keyIndexExpiryKey(prefix, "acme", "demo"),
+      keyActiveKey(prefix, "acme", "demo"),
     ]);
     expect(keyRecordKey(prefix, hash)).to.equal(`${prefix}key:{${hash}}`);
     expect((await store.list("acme", "demo", now)).map((r) => r.id)).to.deep.equal(["k1"]);
@@ -101,6 +107,7 @@ describe("key records: names with hash tags; names of the previous version renam
       keyRecordKey(prefix, fresh),
       keyIndexKey(prefix, "acme", "demo"),
       keyIndexExpiryKey(prefix, "acme", "demo"),
+      keyActiveKey(prefix, "acme", "demo"),
     ]);
     expect(await store.deleteById("acme", "demo", "old")).to.equal(true);
     expect(await store.get(old)).to.equal(null);

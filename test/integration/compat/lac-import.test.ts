@@ -319,6 +319,100 @@ describe("compat: a Live API Creator project imported (lac-import), driven by LA
     });
   });
 
+  describe("the account's plan", () => {
+    const importInto = (account: string, dryRun = false) =>
+      `/accounts/${account}/projects/northwind/import/lac${dryRun ? "?dryRun=true" : ""}`;
+    /** A new account on a new plan of these limits; new key values (acme's import kept Northwind's). */
+    async function onPlan(account: string, limits: Record<string, number>) {
+      expect((await admin.send("PUT", `/plans/${account}-plan`, limits)).status).to.equal(201);
+      expect((await admin.putAccount(account)).status).to.equal(201);
+      expect(
+        (await admin.send("PUT", `/accounts/${account}/plan`, { plan: `${account}-plan` })).status,
+      ).to.equal(200);
+      return { ...northwindBody(), keepKeyValues: false };
+    }
+    /** The dry run, then the import with its code: refused whole, nothing of it stored. */
+    async function refusedWhole(account: string, body: object) {
+      const dry = await admin.send("POST", importInto(account, true), body);
+      expect(dry.status, JSON.stringify(dry.body)).to.equal(200);
+      const refused = await admin.send("POST", importInto(account), { ...body, confirm: dry.body.confirm });
+      expect(refused.status, JSON.stringify(refused.body)).to.equal(403);
+      expect(refused.body.errorCode).to.equal(4032);
+      expect(refused.body.exceeds).to.deep.equal(dry.body.quota.exceeds);
+      expect((await admin.send("GET", `/accounts/${account}/projects/northwind`)).status).to.equal(404);
+      expect((await admin.send("GET", `/accounts/${account}/projects/northwind/apikeys`)).status).to.equal(
+        404,
+      );
+      return { dry: dry.body, refused: refused.body };
+    }
+
+    it("the dry run lists every limit the import would pass; the import is refused whole, naming the first", async () => {
+      const body = await onPlan("tight", { usersPerProject: 2, apiKeysPerProject: 2, rowsPerTable: 3 });
+      const { dry, refused } = await refusedWhole("tight", body);
+      expect(dry.quota.plan).to.equal("tight-plan");
+      expect(dry.quota.exceeds).to.deep.include.members([
+        { limit: "usersPerProject", value: 2, used: 0, adding: 3 },
+        { limit: "apiKeysPerProject", value: 2, used: 0, adding: 3 },
+        { limit: "rowsPerTable", value: 3, used: 0, adding: 4, table: "Customers" },
+        { limit: "rowsPerTable", value: 3, used: 0, adding: 4, table: "Orders" },
+      ]);
+      expect(refused.quota).to.deep.equal({
+        limit: "usersPerProject",
+        value: 2,
+        used: 0,
+        plan: "tight-plan",
+      });
+      expect(refused.errorMessage).to.contain("Nothing was imported");
+      const usage = await admin.send("GET", "/accounts/tight/usage");
+      expect(usage.body.current.projects).to.equal(0);
+    });
+
+    it("projects and stored bytes count too", async () => {
+      const single = await onPlan("single", { projects: 1 });
+      expect(
+        (
+          await admin.putProject("single", "other", {
+            tables: { t: { key: ["id"], columns: { id: { type: "string", required: true } } } },
+            apiVersions: { v1: {} },
+          })
+        ).status,
+      ).to.equal(201);
+      const { refused } = await refusedWhole("single", single);
+      expect(refused.quota).to.deep.equal({ limit: "projects", value: 1, used: 1, plan: "single-plan" });
+      const bytes = await onPlan("bytes", { storedBytes: 100 });
+      const { dry } = await refusedWhole("bytes", bytes);
+      expect(dry.quota.exceeds).to.have.length(1);
+      expect(dry.quota.exceeds[0]).to.include({ limit: "storedBytes", value: 100, used: 0 });
+      expect(dry.quota.exceeds[0].adding).to.be.greaterThan(100);
+    });
+
+    it("an import that fits the plan exactly is made; no row is refused for the plan", async () => {
+      const probe = await admin.send("POST", importInto("tight", true), {
+        ...northwindBody(),
+        keepKeyValues: false,
+      });
+      const rows = Object.values(probe.body.data.rows as Record<string, number>);
+      const body = await onPlan("fits", {
+        projects: 1,
+        tablesPerProject: Object.keys(probe.body.definition.tables).length,
+        usersPerProject: 3,
+        apiKeysPerProject: 3,
+        rowsPerTable: Math.max(...rows),
+        storedBytes: 10_000_000,
+      });
+      const dry = await admin.send("POST", importInto("fits", true), body);
+      expect(dry.body.quota).to.deep.equal({ plan: "fits-plan", exceeds: [] });
+      const applied = await admin.send("POST", importInto("fits"), { ...body, confirm: dry.body.confirm });
+      expect(applied.status, JSON.stringify(applied.body)).to.equal(201);
+      expect(applied.body.keys).to.have.length(3);
+      // Only the rows the data itself refuses (a missing parent), none for the plan: all the others loaded.
+      const refused = applied.body.data.refused as Unmapped[];
+      for (const r of refused) expect(r.reason).to.not.contain("plan");
+      const loaded = Object.values(applied.body.data.loaded as Record<string, number>);
+      expect(loaded.reduce((a, b) => a + b, 0)).to.equal(rows.reduce((a, b) => a + b, 0) - refused.length);
+    });
+  });
+
   describe("make lac-import (the command)", () => {
     const cli = (...args: string[]) =>
       promisify(execFile)(process.execPath, [

@@ -149,9 +149,10 @@ describe("console in Chromium: phones and accessibility", function () {
       {
         SANDBOX_ALLOW_LOOPBACK_FETCH: "true",
         WEBHOOK_POLL_MS: "20",
-        // A plan whose users limit the one user of `shop` reaches: the usage screen warns.
+        // A plan whose users and webhooks limits the one user and subscription of `shop` reach: the
+        // usage screen warns of both.
         PLANS: JSON.stringify({
-          starter: { usersPerProject: 1, rowsPerTable: 1000, storedBytes: 50_000_000 },
+          starter: { usersPerProject: 1, webhooksPerProject: 1, rowsPerTable: 1000, storedBytes: 50_000_000 },
         }),
         USAGE_FLUSH_MS: "100",
       },
@@ -389,6 +390,7 @@ describe("console in Chromium: phones and accessibility", function () {
         expect(await focused(page)).to.equal("H1: Usage");
         const warning = page.getByRole("status").filter({ hasText: "Close to a limit" });
         await warning.getByText(/Users in a project in project shop: 1 of 1/).waitFor();
+        await warning.getByText(/Webhook subscriptions in a project in project shop: 1 of 1/).waitFor();
         await page.locator(".usage-chart canvas").nth(4).waitFor();
         const charts = await page
           .locator(".usage-chart canvas")

@@ -3,7 +3,8 @@
  * data-service processes, the gateway, FerretDB, Redis): writers racing past a
  * row limit, an account at its byte quota beside one that keeps writing,
  * deleting to get back under, the count limits of admin changes, and the usage
- * answer. Nothing is ever half-written: a refused batch leaves none of its rows.
+ * answer, the API keys a project's logins mint and its webhook subscriptions. Nothing is ever
+ * half-written: a refused batch leaves none of its rows.
  */
 import { expect } from "chai";
 import { ErrorCode } from "../../../shared/errors.ts";
@@ -21,7 +22,11 @@ const BYTE_LIMIT = 200_000;
 const PLANS = {
   small: { rowsPerTable: ROW_LIMIT, projects: 2, tablesPerProject: 3, usersPerProject: 2, liveStreams: 1 },
   bytes: { storedBytes: BYTE_LIMIT },
+  keys: { apiKeysPerProject: 4, webhooksPerProject: 2 },
+  /** The plan's webhook limit above the deployment's (WEBHOOK_MAX_SUBSCRIPTIONS_PER_PROJECT: 3). */
+  hooks: { webhooksPerProject: 10 },
 };
+const DEPLOYMENT_WEBHOOKS = 3;
 
 const DEFINITION = {
   tables: {
@@ -47,6 +52,8 @@ describe("plans and quotas (hostile tenants, real processes)", function () {
       PLAN_CACHE_MS: "0",
       USAGE_FLUSH_MS: "200",
       USAGE_SAMPLE_SECONDS: "3600",
+      WEBHOOK_MAX_SUBSCRIPTIONS_PER_PROJECT: String(DEPLOYMENT_WEBHOOKS),
+      SANDBOX_ALLOW_LOOPBACK_FETCH: "true",
     });
     second = await startDataProcess(dataServiceEnv(platform.dataConfig));
     admin = adminClient(platform.baseUrl, platform.adminToken);
@@ -304,5 +311,108 @@ describe("plans and quotas (hostile tenants, real processes)", function () {
       body: { plan: "unlimited" },
     });
     expect(noPlanChange.status).to.equal(403);
+  });
+
+  /** Every 403 of `replies` is 4032 with this `quota` body. */
+  function expectQuotaRefusals(replies: Reply[], quota: Record<string, unknown>) {
+    for (const refused of replies.filter((r) => r.status === 403)) {
+      expect(refused.body.errorCode).to.equal(ErrorCode.quotaExceeded);
+      expect(refused.body.quota).to.deep.equal(quota);
+    }
+  }
+
+  /** The usage answer shows `shop` using `value` of the limit, and warns that it is full. */
+  async function expectFullInUsage(account: string, limit: string, field: string, value: number) {
+    const usage = await admin.send("GET", `/accounts/${account}/usage`);
+    expect(usage.body.current.byProject.shop[field]).to.equal(value);
+    expect(usage.body.warnings).to.deep.include({
+      limit,
+      state: "full",
+      used: value,
+      value,
+      project: "shop",
+    });
+  }
+
+  it("API keys per project: logins at once mint no more than the plan allows; disabled, deleted and expired keys make room", async () => {
+    const { name } = await account("keys");
+    const api = projectClient(platform.baseUrl, name, "shop");
+    const users = Array.from({ length: 8 }, (_, i) => `u${i}`);
+    for (const u of users)
+      expect(
+        (await admin.putUser(name, "shop", u, { password: "a-password-1", roles: ["Full access"] })).status,
+      ).to.equal(201);
+    expect(
+      (
+        await admin.putUser(name, "shop", "brief", {
+          password: "a-password-1",
+          roles: ["Full access"],
+          keyLifetimeSeconds: 1,
+        })
+      ).status,
+    ).to.equal(201);
+    const login = (u: string) => api.login({ username: u, password: "a-password-1" });
+    // The manual key account() made counts: 3 more, however many logins arrive together.
+    const logins = await Promise.all(users.map(login));
+    const statuses = logins.map((r) => r.status).sort();
+    expect(statuses, JSON.stringify(logins.map((r) => r.body))).to.deep.equal([
+      200, 200, 200, 403, 403, 403, 403, 403,
+    ]);
+    expectQuotaRefusals(logins, { limit: "apiKeysPerProject", value: 4, used: 4, plan: "keys" });
+    const manual = await admin.createKey(name, "shop", { name: "one more", roles: ["Full access"] });
+    expect(manual.status).to.equal(403);
+    expect(manual.body.quota).to.include({ limit: "apiKeysPerProject", value: 4, used: 4 });
+    // The usage answer counts them and warns.
+    await expectFullInUsage(name, "apiKeysPerProject", "apiKeys", 4);
+    // A logout (disable) makes room at once.
+    const minted = logins.filter((r) => r.status === 200).map((r) => r.body.apikey as string);
+    expect((await api.login({ apikey: minted[0], disable: true })).status).to.equal(200);
+    const brief = await login("brief");
+    expect(brief.status, JSON.stringify(brief.body)).to.equal(200);
+    expect((await login("u0")).status).to.equal(403);
+    // An expired key no longer counts.
+    await until(
+      "the short key expired",
+      async () => (await api.login({ apikey: brief.body.apikey })).body?.errorCode === 4013,
+    );
+    expect((await login("u0")).status).to.equal(200);
+    expect((await login("u1")).status).to.equal(403);
+    // Deleting a key makes room too.
+    const listed = (await admin.listKeys(name, "shop")).body as { id: string; kind: string }[];
+    const manualKey = listed.find((k) => k.kind === "manual")!;
+    expect((await admin.deleteKey(name, "shop", manualKey.id)).status).to.equal(200);
+    expect((await admin.createKey(name, "shop", { name: "again", roles: ["Full access"] })).status).to.equal(
+      201,
+    );
+    const keysInForce = async () =>
+      (await admin.send("GET", `/accounts/${name}/usage`)).body.current.byProject.shop.apiKeys;
+    expect(await keysInForce()).to.equal(4);
+    // A project deleted and created again starts with none: its keys went with it.
+    expect((await admin.send("DELETE", `/accounts/${name}/projects/shop`)).status).to.equal(200);
+    expect((await admin.putProject(name, "shop", DEFINITION)).status).to.equal(201);
+    expect(await keysInForce()).to.equal(0);
+    for (let i = 0; i < 4; i++)
+      expect(
+        (await admin.createKey(name, "shop", { name: `k${i}`, roles: ["Full access"] })).status,
+      ).to.equal(201);
+  });
+
+  it("webhook subscriptions: the smaller of the plan's limit (403/4032) and the deployment's (409/4092) applies", async () => {
+    const hook = (account: string) =>
+      admin.send("POST", `/accounts/${account}/projects/shop/webhooks`, {
+        url: "http://127.0.0.1:9/hook",
+        tables: ["item"],
+      });
+    const byPlan = await account("keys");
+    const posts = await Promise.all(Array.from({ length: 5 }, () => hook(byPlan.name)));
+    expect(posts.map((p) => p.status).sort()).to.deep.equal([201, 201, 403, 403, 403]);
+    expectQuotaRefusals(posts, { limit: "webhooksPerProject", value: 2, used: 2, plan: "keys" });
+    await expectFullInUsage(byPlan.name, "webhooksPerProject", "webhooks", 2);
+    // A plan allowing more than the deployment: the deployment's limit answers, as before.
+    const byDeployment = await account("hooks");
+    const more = await Promise.all(Array.from({ length: 5 }, () => hook(byDeployment.name)));
+    expect(more.map((p) => p.status).sort()).to.deep.equal([201, 201, 201, 409, 409]);
+    for (const refused of more.filter((p) => p.status === 409))
+      expect(refused.body).to.include({ errorCode: ErrorCode.limitReached, limit: DEPLOYMENT_WEBHOOKS });
   });
 });

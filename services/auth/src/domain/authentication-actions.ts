@@ -8,7 +8,7 @@
 import { errors } from "../../../../shared/errors.ts";
 import { generateKey, hashKey } from "../../../../shared/key-format.ts";
 import { type KeyRecord, keyState } from "../../../../shared/keys/key-record.ts";
-import type { KeyStore } from "../../../../shared/keys/key-store.ts";
+import type { KeyCountLimit, KeyStore } from "../../../../shared/keys/key-store.ts";
 import type { Logger } from "../../../../shared/logger.ts";
 import { formatExpiration } from "../../../../shared/time.ts";
 import type { AttemptScope, AttemptThrottle } from "../store/attempt-throttle.ts";
@@ -87,7 +87,7 @@ export async function disableKey(keys: KeyStore, key: string, check: KeyCheck) {
   const record = await keys.get(hash);
   if (!record) throw errors.keyNotFound();
   await check(record);
-  if (!(await keys.disable(hash))) throw errors.keyNotFound();
+  if (!(await keys.disable(hash, record))) throw errors.keyNotFound();
   return { apikey: key, disabled: true };
 }
 
@@ -100,14 +100,18 @@ function keyAnswer(apikey: string, record: KeyRecord): Record<string, unknown> {
   };
 }
 
-/** Stores a new key for `record` and answers it as a login does. */
+/**
+ * Stores a new key for `record` and answers it as a login does; given `limit` (the plan's
+ * apiKeysPerProject), refuses with its error when the project has that many active keys already.
+ */
 export async function mintKey(
   keys: KeyStore,
   record: KeyRecord,
   now: number,
+  limit?: KeyCountLimit,
 ): Promise<Record<string, unknown>> {
   const apikey = generateKey();
-  await keys.create(hashKey(apikey), record, now);
+  await keys.create(hashKey(apikey), record, now, limit);
   return keyAnswer(apikey, record);
 }
 

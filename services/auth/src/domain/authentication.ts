@@ -8,6 +8,7 @@ import type { AuthenticateResponse, VerdictFailure } from "../../../../shared/co
 import { errors } from "../../../../shared/errors.ts";
 import { generateKeyId } from "../../../../shared/key-format.ts";
 import type { KeyRecord } from "../../../../shared/keys/key-record.ts";
+import type { KeyLimitOf } from "../../../../shared/quotas/key-limit.ts";
 import type { DataServiceClient } from "../clients/data-service-client.ts";
 import type { AttemptThrottle } from "../store/attempt-throttle.ts";
 import {
@@ -24,6 +25,8 @@ import { loginIdentity } from "./login-identity.ts";
 
 export interface AuthenticationDeps extends AuthenticationDepsBase {
   data: DataServiceClient;
+  /** The plan's apiKeysPerProject of the account (absent: none). */
+  keyLimit?: KeyLimitOf;
   throttle: AttemptThrottle;
   identityFields: ProjectIdentityFields;
 }
@@ -113,7 +116,8 @@ async function login(deps: AuthenticationDeps, req: AuthenticationRequest, paylo
       verdict.keyExpiration ?? now + (verdict.keyLifetimeSeconds ?? project.keyLifetimeSeconds) * 1000,
     status: "active",
   };
-  const response = await mintKey(deps.keys, record, now);
+  // A login mints a key: refused (403/4032) when the project has as many keys in force as its plan allows.
+  const response = await mintKey(deps.keys, record, now, await deps.keyLimit?.(req.account));
   deps.onLogin?.("success");
   if (verdict.userInfo !== undefined) response.userInfo = verdict.userInfo;
   if (req.enablePasswordChange) {

@@ -553,6 +553,9 @@ export function metaPaths(options: {
           "401": errorResponse(
             "Login failed (4015, one answer whatever the reason), or the key to revalidate is unknown, expired or disabled.",
           ),
+          "403": errorResponse(
+            "The project has as many API keys in force as the account's plan allows (4032, with `quota`): no key was made.",
+          ),
           "404": errorResponse("No such project or version, or the key to disable does not exist (4042)."),
           "415": ref("responses", "UnsupportedMediaType"),
           "429": ref("responses", "TooManyAttempts"),

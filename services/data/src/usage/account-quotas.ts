@@ -7,25 +7,18 @@
  * through short-lived caches, so a plain write costs no Redis call of its own
  * most of the time.
  */
-import { errors } from "../../../../shared/errors.ts";
+import { type KeyLimitOf, keyLimitOf } from "../../../../shared/quotas/key-limit.ts";
 import type { PlanStore } from "../../../../shared/quotas/plan-store.ts";
-import type { EffectiveLimits, LimitName } from "../../../../shared/quotas/plans.ts";
+import {
+  type CountLimit,
+  countRefusal,
+  type EffectiveLimits,
+  type LimitName,
+} from "../../../../shared/quotas/plans.ts";
 import type { WriteQuota } from "../store/tenant-rows.ts";
 import type { UsageSeries, UsageSnapshot } from "./usage-series.ts";
 
-/** How the refusal of each count limit names what it counts. */
-const COUNTED: Record<Exclude<LimitName, "storedBytes" | "rowsPerTable">, string> = {
-  projects: "projects",
-  tablesPerProject: "tables in a project",
-  usersPerProject: "built-in users in a project",
-  apiKeysPerProject: "API keys in a project",
-  webhooksPerProject: "webhook subscriptions in a project",
-  liveStreams: "live queries open at once",
-  requestsPerWindow: "requests per window",
-  sandboxCpuMs: "sandbox CPU milliseconds per window",
-};
-
-export type CountLimit = keyof typeof COUNTED;
+export type { CountLimit };
 
 export interface AccountQuotasDeps {
   plans: PlanStore;
@@ -39,11 +32,14 @@ export interface AccountQuotasDeps {
 export class AccountQuotas {
   readonly #deps: AccountQuotasDeps;
   readonly #now: () => number;
+  /** The plan's apiKeysPerProject, as the key store applies it (imports make keys here). */
+  readonly keyLimit: KeyLimitOf;
   readonly #snapshots = new Map<string, { at: number; snapshot: Promise<UsageSnapshot | undefined> }>();
 
   constructor(deps: AccountQuotasDeps) {
     this.#deps = deps;
     this.#now = deps.now ?? Date.now;
+    this.keyLimit = keyLimitOf(deps.plans, (limit) => this.refused(limit));
   }
 
   limitsOf(account: string): Promise<EffectiveLimits> {
@@ -60,6 +56,11 @@ export class AccountQuotas {
     this.#snapshots.set(account, { at: now, snapshot });
     snapshot.catch(() => this.#snapshots.delete(account));
     return snapshot;
+  }
+
+  /** The account's stored bytes as last measured (undefined: not measured yet). */
+  async storedBytesOf(account: string): Promise<number | undefined> {
+    return (await this.snapshotOf(account))?.storedBytes;
   }
 
   /** One limit of the account's plan (null: none). */
@@ -94,7 +95,7 @@ export class AccountQuotas {
     const value = limits[limit];
     if (value === null || used + adding <= value) return;
     this.refused(limit);
-    throw errors.quotaExceeded({ limit, value, used, plan, what: COUNTED[limit] });
+    throw countRefusal(limit, value, used, plan);
   }
 
   /** Counts a refusal made elsewhere (the write path's). */

@@ -21,8 +21,8 @@ export interface UsageInput {
   account: string;
   limits: EffectiveLimits;
   snapshot: UsageSnapshot | undefined;
-  /** The account's projects and the number of tables of each one's definition. */
-  projects: { name: string; tables: number; users?: number }[];
+  /** The account's projects: the tables of each one's definition, its users, keys in force and webhooks. */
+  projects: { name: string; tables: number; users?: number; apiKeys?: number; webhooks?: number }[];
   from: number;
   to: number;
   stepMs: number;
@@ -45,6 +45,8 @@ export function usageWarnings(
   for (const p of input.projects) {
     check("tablesPerProject", p.tables, { project: p.name });
     if (p.users !== undefined) check("usersPerProject", p.users, { project: p.name });
+    if (p.apiKeys !== undefined) check("apiKeysPerProject", p.apiKeys, { project: p.name });
+    if (p.webhooks !== undefined) check("webhooksPerProject", p.webhooks, { project: p.name });
     for (const [table, counts] of Object.entries(input.snapshot?.projects[p.name] ?? {}))
       check("rowsPerTable", counts.rows, { project: p.name, table });
   }
@@ -100,7 +102,13 @@ export function usageReport(input: UsageInput): UsageView {
       byProject: Object.fromEntries(
         input.projects.map((p) => [
           p.name,
-          { tables: p.tables, users: p.users ?? null, byTable: snapshot?.projects[p.name] ?? {} },
+          {
+            tables: p.tables,
+            users: p.users ?? null,
+            apiKeys: p.apiKeys ?? null,
+            webhooks: p.webhooks ?? null,
+            byTable: snapshot?.projects[p.name] ?? {},
+          },
         ]),
       ),
     },

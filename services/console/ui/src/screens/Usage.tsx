@@ -62,6 +62,8 @@ function inUse(usage: UsageView): Record<string, number | undefined> {
     projects: usage.current.projects,
     tablesPerProject: most(projects.map((p) => p.tables)),
     usersPerProject: most(projects.map((p) => p.users ?? 0)),
+    apiKeysPerProject: most(projects.map((p) => p.apiKeys ?? 0)),
+    webhooksPerProject: most(projects.map((p) => p.webhooks ?? 0)),
     rowsPerTable: most(projects.flatMap((p) => Object.values(p.byTable).map((t) => t.rows))),
   };
 }

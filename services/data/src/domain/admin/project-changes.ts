@@ -14,6 +14,8 @@ import { randomUUID } from "node:crypto";
 import type { AuditActor } from "../../../../../shared/admin-access/audit.ts";
 import { errors } from "../../../../../shared/errors.ts";
 import { type Precondition, preconditionMet, stateTag } from "../../../../../shared/http/if-match.ts";
+import type { KeyLimitOf } from "../../../../../shared/quotas/key-limit.ts";
+import type { CountLimit, EffectiveLimits, LimitName } from "../../../../../shared/quotas/plans.ts";
 import type { Leases } from "../../store/leases.ts";
 import type { AccountDoc, MetaStore, StoredProject } from "../../store/meta-store.ts";
 import type { ProjectCache } from "../../store/project-cache.ts";
@@ -63,14 +65,17 @@ export interface IndexMaker {
  * `used + adding` passes the limit. Called where the change is serialised.
  */
 export interface CountChecks {
-  checkCount(
-    account: string,
-    limit: "projects" | "tablesPerProject" | "usersPerProject",
-    used: number,
-    adding?: number,
-  ): Promise<void>;
+  checkCount(account: string, limit: CountLimit, used: number, adding?: number): Promise<void>;
   /** The account's limit (null: none), to know whether a change needs counting at all. */
-  limitOf(account: string, limit: "projects"): Promise<number | null>;
+  limitOf(account: string, limit: LimitName): Promise<number | null>;
+  /** The account's plan and effective limits. */
+  limitsOf(account: string): Promise<EffectiveLimits>;
+  /** Counts a refusal made elsewhere (Prometheus). */
+  refused(limit: LimitName): void;
+  /** The plan's apiKeysPerProject, as the key store applies it. */
+  keyLimit: KeyLimitOf;
+  /** The account's stored bytes as last measured (undefined: not measured yet). */
+  storedBytesOf(account: string): Promise<number | undefined>;
 }
 
 export interface ProjectChangeDeps {

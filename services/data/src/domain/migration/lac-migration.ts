@@ -4,8 +4,11 @@
  * through applyProjectChange (the check and the history every PUT has), then the
  * built-in users (user store), then the API keys (shared/keys/manual-keys.ts,
  * as the key routes make them). Nothing half-imported: what can refuse is checked
- * first (the project must not exist, kept key values must be free), and if users
- * or keys still fail, the new project is deleted again with everything it got.
+ * first (the project must not exist, kept key values must be free, the account's plan
+ * must hold it all: import-quota.ts, checked by the route), and if users or keys still
+ * fail (the plan's user and key limits are applied again where they are made), the new
+ * project is deleted again with everything it got. So is it when loading its rows passes
+ * a limit of the plan (403/4032: rows or bytes written meanwhile by others).
  *
  * Rows of the old database, when given, are loaded afterwards in batches through
  * the write path (writer.ts: types, keys, required values, parents must exist, row
@@ -17,7 +20,7 @@
  * again row by row, and each row refused is reported with the write's message.
  */
 import type { AuditActor } from "../../../../../shared/admin-access/audit.ts";
-import { ApiError, errors } from "../../../../../shared/errors.ts";
+import { ApiError, ErrorCode, errors } from "../../../../../shared/errors.ts";
 import { hashKey } from "../../../../../shared/key-format.ts";
 import type { KeyStore } from "../../../../../shared/keys/key-store.ts";
 import { createManualKey } from "../../../../../shared/keys/manual-keys.ts";
@@ -95,6 +98,11 @@ export async function applyLacMigration(deps: LacMigrationDeps, m: LacMigration)
   let keys: MigrationResult["keys"];
   try {
     users = await holdProject(deps, m.account, m.project, async () => {
+      // Under the project's lease, as every change of its users (the import's own check came first).
+      if (deps.quotas) {
+        const present = (await deps.users.list(incarnation)).length;
+        await deps.quotas.checkCount(m.account, "usersPerProject", present, m.imported.users.length);
+      }
       const written: MigrationResult["users"] = [];
       for (const user of m.imported.users) {
         const record = user.lacPassword && lacPasswordRecord(user.lacPassword.hash, user.lacPassword.salt);
@@ -113,7 +121,7 @@ export async function applyLacMigration(deps: LacMigrationDeps, m: LacMigration)
     const roles = Object.keys(m.imported.definition.roles);
     for (const key of m.imported.keys) {
       const created = await createManualKey(
-        { keys: deps.keyStore, now: deps.now },
+        { keys: deps.keyStore, now: deps.now, ...(deps.quotas ? { keyLimit: deps.quotas.keyLimit } : {}) },
         m.account,
         m.project,
         { uid: applied.uid, roles },
@@ -135,18 +143,35 @@ export async function applyLacMigration(deps: LacMigrationDeps, m: LacMigration)
       });
     }
   } catch (err) {
-    // Nothing half-imported: the project goes again, with the users and keys it got.
-    await applyProjectDeletion(deps, {
-      account: m.account,
-      accountUid: m.accountUid,
-      project: m.project,
-      precondition: { tags: [projectTag(applied)] },
-    }).catch(() => undefined);
+    await undoImport(deps, m, applied);
     throw err;
   }
   const result: MigrationResult = { revision: applied.revision, summary: applied.summary, users, keys };
-  if (m.rows && m.rows.length > 0) result.data = await loadRows(deps, m);
+  if (m.rows && m.rows.length > 0) {
+    try {
+      result.data = await loadRows(deps, m);
+    } catch (err) {
+      // A limit of the plan passed while loading (the rows or bytes checked before were passed
+      // meanwhile): the import is refused whole, as before it began.
+      await undoImport(deps, m, applied);
+      throw err;
+    }
+  }
   return result;
+}
+
+/** Nothing half-imported: the project goes again, with the users, keys and rows it got. */
+async function undoImport(
+  deps: LacMigrationDeps,
+  m: LacMigration,
+  applied: { uid: string; revision: number },
+) {
+  await applyProjectDeletion(deps, {
+    account: m.account,
+    accountUid: m.accountUid,
+    project: m.project,
+    precondition: { tags: [projectTag(applied)] },
+  }).catch(() => undefined);
 }
 
 async function loadRows(
@@ -189,6 +214,7 @@ async function loadRows(
         loaded[table] += batch.length;
         continue;
       } catch (err) {
+        if (isQuotaRefusal(err)) throw err;
         if (!isRefusal(err)) return stopped(loaded, refused, batch[0]?.source, err);
       }
       for (const row of batch) {
@@ -196,6 +222,7 @@ async function loadRows(
           await write(table, [row.values]);
           loaded[table] += 1;
         } catch (err) {
+          if (isQuotaRefusal(err)) throw err;
           if (!isRefusal(err)) return stopped(loaded, refused, row.source, err);
           refused.push({ path: row.source, reason: err.message });
         }
@@ -208,6 +235,11 @@ async function loadRows(
 /** A write refused for its row (4xx), as opposed to the store or sandbox being unavailable. */
 function isRefusal(err: unknown): err is ApiError {
   return err instanceof ApiError && err.statusCode < 500;
+}
+
+/** A write refused by a limit of the account's plan (403/4032): the whole import is refused. */
+function isQuotaRefusal(err: unknown): boolean {
+  return err instanceof ApiError && err.errorCode === ErrorCode.quotaExceeded;
 }
 
 /** Loading stops at a failure that is not the row's (the store went away): what was loaded stays, the rest is reported. */

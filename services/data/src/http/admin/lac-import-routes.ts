@@ -2,10 +2,12 @@
  * `POST /admin/v1/accounts/{a}/projects/{p}/import/lac[?dryRun=true]`: a Live
  * API Creator project export and its database's DDL (and, optionally, its rows)
  * as a new Tessera project. The dry run answers the definition, users and keys
- * it would make, everything that did not map, and a `confirm` code; the import
- * itself takes the same body with that code, so that only what the
- * administrator saw is applied (412 when the input or the translation changed
- * since). Translation: domain/lac-import; applying: domain/migration.
+ * it would make, everything that did not map, every limit of the account's plan it
+ * would pass (`quota`), and a `confirm` code; the import itself takes the same body
+ * with that code, so that only what the administrator saw is applied (412 when the
+ * input or the translation changed since), and is refused whole (403/4032) when it
+ * would pass a limit of the plan. Translation: domain/lac-import; applying and the
+ * plan's check: domain/migration.
  */
 import { createHash } from "node:crypto";
 import type Router from "@koa/router";
@@ -19,6 +21,7 @@ import type { RequestState } from "../../../../../shared/http/request-context.ts
 import { examineDefinition } from "../../domain/admin/project-changes.ts";
 import { type LacImport, translateLacProject } from "../../domain/lac-import/lac-import.ts";
 import { SQL_DIALECTS } from "../../domain/lac-import/sql-ast.ts";
+import { importExcesses, importRefusal } from "../../domain/migration/import-quota.ts";
 import { applyLacMigration, checkKeyValuesFree } from "../../domain/migration/lac-migration.ts";
 import { parseQueryString, single } from "../../domain/read/query-params.ts";
 import { type AdminRouteDeps, requireAccountUid } from "./deps.ts";
@@ -66,11 +69,17 @@ export function addLacImportRoutes(router: Router, deps: AdminRouteDeps): void {
       );
     }
     const prepared = prepare(body, { account, project }, deps);
+    // What the import would take of the account's plan: reported by the dry run, refused by the import.
+    const quota =
+      deps.quotas && (await importExcesses(importQuotaDeps(deps, deps.quotas), account, prepared.imported));
     if (dryRun) {
       await checkKeyValuesFree(deps.keyStore, prepared.imported);
       if (await deps.meta.getProject(account, project))
         throw errors.conflict(`Project '${project}' exists already; an import makes a new project`);
-      ctx.body = dryRunAnswer(prepared);
+      ctx.body = {
+        ...dryRunAnswer(prepared),
+        ...(quota ? { quota: { plan: quota.plan, exceeds: quota.excesses } } : {}),
+      };
       return;
     }
     if (body.confirm === undefined)
@@ -83,6 +92,10 @@ export function addLacImportRoutes(router: Router, deps: AdminRouteDeps): void {
       );
     }
     noteAudit(ctx, { summary: `import from Live API Creator into '${project}'` });
+    if (quota && quota.excesses.length > 0) {
+      for (const e of quota.excesses) deps.quotas?.refused(e.limit);
+      throw importRefusal(quota.plan, quota.excesses);
+    }
     const caller = callerOf(ctx);
     const result = await applyLacMigration(
       { ...deps, keyStore: deps.keyStore, now: () => Date.now() },
@@ -116,6 +129,15 @@ export function addLacImportRoutes(router: Router, deps: AdminRouteDeps): void {
       ...(result.data ? { data: result.data } : {}),
     };
   });
+}
+
+/** The plan, projects and measurement an import is checked against. */
+function importQuotaDeps(deps: AdminRouteDeps, quotas: NonNullable<AdminRouteDeps["quotas"]>) {
+  return {
+    limitsOf: (account: string) => quotas.limitsOf(account),
+    storedBytesOf: (account: string) => quotas.storedBytesOf(account),
+    projectCount: async (account: string) => (await deps.meta.listProjects(account)).length,
+  };
 }
 
 function prepare(

@@ -65,6 +65,12 @@ export function usageRange(query: string, now: number): { from: number; to: numb
   return { from, to, stepMs };
 }
 
+/** The project's webhook subscriptions (undefined when the change feed is off). */
+async function webhookCount(deps: AdminRouteDeps, account: string, project: string) {
+  const model = deps.webhooks && (await deps.projects.get(account, project));
+  return model ? (await deps.webhooks!.store.list(model.storage)).length : undefined;
+}
+
 function requireOperator(ctx: Context, what: string): void {
   if (callerOf(ctx).kind !== "operator") throw errors.forbidden(`Only the platform operator ${what}`);
 }
@@ -152,11 +158,14 @@ export function addUsageRoutes(router: Router, deps: AdminRouteDeps): void {
       deps.meta.listProjects(account),
       usage.series.read(account, from, to, stepMs),
     ]);
+    const now = Date.now();
     const projects = await Promise.all(
       stored.map(async (p) => ({
         name: p.name,
         tables: Object.keys((p.definition as { tables?: object }).tables ?? {}).length,
         users: (await deps.users.list({ account, name: p.name, uid: p.uid })).length,
+        apiKeys: await deps.keyStore.activeCount(account, p.name, now),
+        webhooks: await webhookCount(deps, account, p.name),
       })),
     );
     ctx.body = usageReport({ account, limits, snapshot, projects, from, to, stepMs, points });

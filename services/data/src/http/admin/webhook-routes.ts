@@ -15,6 +15,7 @@ import { noteAudit } from "../../../../../shared/admin-access/audit.ts";
 import { ApiError, ErrorCode, errors } from "../../../../../shared/errors.ts";
 import { readJsonBody, readOptionalJsonBody } from "../../../../../shared/http/json-body.ts";
 import { parseBody } from "../../../../../shared/http/parse-body.ts";
+import { countRefusal } from "../../../../../shared/quotas/plans.ts";
 import type { ProjectModel } from "../../domain/model/project-model.ts";
 import { intParam, parseQueryString } from "../../domain/read/query-params.ts";
 import { type Circuit, parseCircuit } from "../../hooks/circuit.ts";
@@ -213,12 +214,27 @@ export function addWebhookRoutes(router: Router, deps: AdminRouteDeps): void {
       created: new Date().toISOString(),
     };
     const { account, name, uid, storage } = model;
-    if (!(await store.create({ account, project: name, uid, storage }, created, maxPerProject)))
+    // The smaller of the plan's limit and the deployment's applies, counted in the step that stores.
+    const { plan, limits } = (await deps.quotas?.limitsOf(account)) ?? { plan: "", limits: undefined };
+    const planMost = limits?.webhooksPerProject ?? null;
+    const byPlan = planMost !== null && planMost < maxPerProject;
+    if (
+      !(await store.create(
+        { account, project: name, uid, storage },
+        created,
+        byPlan ? planMost : maxPerProject,
+      ))
+    ) {
+      if (byPlan) {
+        deps.quotas?.refused("webhooksPerProject");
+        throw countRefusal("webhooksPerProject", planMost, (await store.list(storage)).length, plan);
+      }
       throw errors.limitReached(
         `The project '${name}' has as many webhook subscriptions as it may have`,
         maxPerProject,
         "WEBHOOK_MAX_SUBSCRIPTIONS_PER_PROJECT",
       );
+    }
     noteAudit(ctx, {
       summary: `webhook ${created.id} created: ${body.url.slice(0, 200)}, tables [${tables.join(", ")}], verbs [${verbs.join(", ")}]${filter ? ", with a filter" : ""}`,
     });
