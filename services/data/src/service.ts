@@ -30,7 +30,8 @@ import { checkFilterText } from "./domain/model/filter-check.ts";
 import { compileProject, programKeyPrefix } from "./domain/model/project-model.ts";
 import { definitionIndexes } from "./domain/model/table-indexes.ts";
 import { FeedHub } from "./feed/feed-hub.ts";
-import { type DispatchMetrics, type DispatchTiming, WebhookDispatcher } from "./hooks/dispatcher.ts";
+import type { DispatchMetrics, DispatchTiming } from "./hooks/dispatch-deps.ts";
+import { WebhookDispatcher } from "./hooks/dispatcher.ts";
 import type { LiveLimits } from "./http/live-stream.ts";
 import { createCustomProviderFactory } from "./providers/custom-provider-factory.ts";
 import { createOidcProviderFactory } from "./providers/oidc-provider-factory.ts";
@@ -55,6 +56,7 @@ import { RevisionStore } from "./store/revision-store.ts";
 import { RowLocks } from "./store/row-locks.ts";
 import { RowQueue } from "./store/row-queue.ts";
 import { SecretBox } from "./store/secret-box.ts";
+import { SecretResealing } from "./store/secret-resealing.ts";
 import { StorageNames } from "./store/storage-names.ts";
 import { countRows } from "./store/storage-stats.ts";
 import { DeletedStorageSweeper } from "./store/storage-sweeper.ts";
@@ -177,7 +179,6 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
     legacyNames: config.REDIS_MODE !== "cluster",
   });
   const revisions = new RevisionStore(connection, config.QUERY_TIMEOUT_MS, sealing);
-  if (secrets.seals) void resealDefinitions(meta, revisions, logger);
   const sweeper = new DeletedStorageSweeper({
     meta,
     tenants,
@@ -228,6 +229,10 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
   });
   await projects.start();
   const webhookStore = feed && new WebhookStore(redis, config.REDIS_PREFIX);
+  const resealing =
+    secrets.seals &&
+    new SecretResealing({ secrets, projects: meta, revisions, webhooks: webhookStore, logger });
+  if (resealing) resealing.start();
   const dispatcher =
     webhookStore &&
     config.WEBHOOK_DELIVERY &&
@@ -338,6 +343,7 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
     mongo: connection.getClient(),
     async close() {
       if (dispatcher) await dispatcher.stop();
+      if (resealing) await resealing.stop();
       await usage.stop();
       projects.stop();
       await sweeper.stop();
@@ -549,26 +555,4 @@ function replicaAcknowledgement(
   );
   const acks = new ReplicaAcks(connection, replicaAckKey(config.REDIS_PREFIX), config.WRITE_REPLICA_WAIT_MS);
   return writeReplication(acks, logger, () => unacknowledged.inc());
-}
-
-/**
- * Once at start-up, in the background: seals under the current SECRETS_KEY the provider secrets of
- * stored definitions (projects and revisions) that are stored as they were or under an older key,
- * so that an older key can be retired (docs/operations.md §9).
- */
-async function resealDefinitions(meta: MetaStore, revisions: RevisionStore, logger: Logger): Promise<void> {
-  try {
-    const projects = await meta.resealDefinitions();
-    const revised = await revisions.resealDefinitions();
-    if (projects + revised > 0)
-      logger.info(
-        { projects, revisions: revised },
-        "definitions' secrets sealed under the current SECRETS_KEY",
-      );
-  } catch (err) {
-    logger.warn(
-      { error: err instanceof Error ? err.name : typeof err },
-      "definitions' secrets not sealed again; the next start tries again",
-    );
-  }
 }
