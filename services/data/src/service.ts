@@ -21,14 +21,14 @@ import { reportRedisErrors } from "../../../shared/redis/connection-log.ts";
 import { projectChangedChannel, replicaAckKey } from "../../../shared/redis/key-layout.ts";
 import { ReplicaAcks } from "../../../shared/redis/replica-acks.ts";
 import { buildDataApp, type DataDeps } from "./app.ts";
+import { BackgroundJobs } from "./background-jobs.ts";
 import { createPasswordHasher } from "./credentials/passwords.ts";
 import { createAdminDirectory } from "./domain/admin/account-admins.ts";
 import { createAuditTrail } from "./domain/admin/audit-trail.ts";
 import { mapSecrets } from "./domain/definition/definition-secrets.ts";
-import { parseDefinitionStructure } from "./domain/definition/project-definition.ts";
 import { checkFilterText } from "./domain/model/filter-check.ts";
-import { compileProject, programKeyPrefix } from "./domain/model/project-model.ts";
-import { definitionIndexes } from "./domain/model/table-indexes.ts";
+import { programKeyPrefix } from "./domain/model/project-model.ts";
+import { storedProjectCompiler } from "./domain/model/stored-project.ts";
 import { FeedHub } from "./feed/feed-hub.ts";
 import type { DispatchMetrics, DispatchTiming } from "./hooks/dispatch-deps.ts";
 import { WebhookDispatcher } from "./hooks/dispatcher.ts";
@@ -37,6 +37,7 @@ import { createCustomProviderFactory } from "./providers/custom-provider-factory
 import { createOidcProviderFactory } from "./providers/oidc-provider-factory.ts";
 import { createProviderRegistry } from "./providers/provider-registry.ts";
 import { createLogic } from "./rules/index.ts";
+import { createSandbox } from "./sandbox/create-sandbox.ts";
 import { createScriptRunner } from "./scripts/script-runner.ts";
 import { AdminStore } from "./store/admin-store.ts";
 import { AuditStore } from "./store/audit-store.ts";
@@ -49,7 +50,7 @@ import { purgeIncarnation } from "./store/incarnation-purge.ts";
 import { IntentRecoverer } from "./store/intent-recoverer.ts";
 import { Leases } from "./store/leases.ts";
 import { createMetaIndexes } from "./store/meta-model.ts";
-import { MetaStore, type ProjectWithStorage } from "./store/meta-store.ts";
+import { MetaStore } from "./store/meta-store.ts";
 import { ProjectCache } from "./store/project-cache.ts";
 import { retryPolicy } from "./store/retry-policy.ts";
 import { RevisionStore } from "./store/revision-store.ts";
@@ -162,17 +163,8 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
     [],
   );
   const tableIndexes = new TableIndexStore(databases, logger);
-  const compile = (stored: ProjectWithStorage) => {
-    const parsed = parseDefinitionStructure(stored.definition);
-    if (!parsed.ok) throw new Error(`stored definition of ${stored.account}/${stored.name} no longer parses`);
-    const { account, name, uid, revision, storage } = stored;
-    const compiled = compileProject({ account, name, uid, revision, storage }, parsed.definition);
-    if (!compiled.ok)
-      throw new Error(`stored definition of ${stored.account}/${stored.name} no longer compiles`);
-    // Once per revision and process: projects stored before their indexes existed get them too.
-    void tableIndexes.apply(storage, definitionIndexes(parsed.definition));
-    return compiled.model;
-  };
+  // Once per revision and process: projects stored before their indexes existed get them too.
+  const compile = storedProjectCompiler((storage, wanted) => void tableIndexes.apply(storage, wanted));
   // Validation, and removal of deleted projects' keys: the auth service mints keys, so records are
   // never kept past expiry from here.
   const keyStore = new KeyStore(redis, config.REDIS_PREFIX, 0, {
@@ -185,38 +177,13 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
     logger,
     purge: (entry) => purgeIncarnation({ meta, users, admins, revisions, keyStore }, entry),
   });
-  sweeper.start();
-  recoverer.start();
-  // Only writes committed in transactions leave events in the outbox (store/feed-outbox.ts).
-  if (outboxSweeper && (await databases.supportsTransactions())) outboxSweeper.start();
   const hasher = createPasswordHasher(config.ARGON2_MEMORY_KIB);
   const lifecycle: Lifecycle = { shuttingDown: false };
-  const sandboxCalls = metrics.counter(
-    "tessera_sandbox_calls_total",
-    "Sandbox calls by outcome (ok, timeout, …)",
-    ["outcome"],
-  );
-  const sandboxRestarts = metrics.counter(
-    "tessera_sandbox_process_restarts_total",
-    "Sandbox host processes replaced, by reason (catastrophic, crashed, unresponsive)",
-    ["reason"],
-    { reason: ["catastrophic", "crashed", "unresponsive"] },
-  );
-  const sandboxRefusals = metrics.counter(
-    "tessera_sandbox_refusals_total",
-    "Sandbox calls refused (429) by their account's fair share, by reason (cpu, queue)",
-    ["reason"],
-    { reason: ["cpu", "queue"] },
-  );
-  // One sandbox pool per process, for custom providers, reactive logic rules and API versions' JavaScript alike.
-  const custom = createCustomProviderFactory({
-    config,
+  // One sandbox per process, for custom providers, reactive logic rules and API versions' JavaScript alike.
+  const sandbox = createSandbox(config, metrics, {
     logger,
-    onSandboxCall: (outcome) => sandboxCalls.inc({ outcome }),
-    onSandboxProcessRestart: (reason) => sandboxRestarts.inc({ reason }),
-    onSandboxRefusal: (reason) => sandboxRefusals.inc({ reason }),
-    onSandboxCpuTime: meter && ((account, ms) => meter.count(account, "cpu.ms", ms)),
-    sandboxCpuBudgetOf: async (account) => (await usage.plans.limitsOf(account)).limits.sandboxCpuMs,
+    onCpuTime: meter && ((account, ms) => meter.count(account, "cpu.ms", ms)),
+    cpuBudgetOf: async (account) => (await usage.plans.limitsOf(account)).limits.sandboxCpuMs,
   });
   const projects = new ProjectCache({
     meta,
@@ -225,14 +192,10 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
     channel: projectChangedChannel(config.REDIS_PREFIX),
     compile,
     logger,
-    forget: (project) => custom.pool.dropUnder(programKeyPrefix(project)),
+    forget: (project) => sandbox.pool.dropUnder(programKeyPrefix(project)),
   });
   await projects.start();
   const webhookStore = feed && new WebhookStore(redis, config.REDIS_PREFIX);
-  const resealing =
-    secrets.seals &&
-    new SecretResealing({ secrets, projects: meta, revisions, webhooks: webhookStore, logger });
-  if (resealing) resealing.start();
   const dispatcher =
     webhookStore &&
     config.WEBHOOK_DELIVERY &&
@@ -245,16 +208,16 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
       metrics: webhookMetrics(metrics, usage),
       logger,
     });
-  const logic = createLogic({ pool: custom.pool });
+  const logic = createLogic({ pool: sandbox.pool });
   const scripts = createScriptRunner({
-    pool: custom.pool,
+    pool: sandbox.pool,
     tenants,
     readsPerCall: config.SANDBOX_READS_PER_CALL,
     logger,
   });
   const rateLimits = rateLimitSettings(config);
   // Not ready before the sandbox is: the first logins after a start need not wait for a process.
-  await custom.ready();
+  await sandbox.ready();
   // A change holds its lease for a few queries; a lease outlives any such sequence.
   const leaseMs = Math.max(10_000, 4 * config.QUERY_TIMEOUT_MS);
   const directory = createAdminDirectory(meta, admins);
@@ -306,7 +269,7 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
     providers: createProviderRegistry({
       users,
       hasher,
-      custom: custom.providerFor,
+      custom: createCustomProviderFactory({ pool: sandbox.pool, logger }).providerFor,
       oidc: createOidcProviderFactory({ allowLoopback: config.SANDBOX_ALLOW_LOOPBACK_FETCH, logger }),
     }),
     hasher,
@@ -332,25 +295,33 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
       forget: (account, database) => usage.forget(account, database),
     },
   };
-  void createMetaIndexes(connection, logger);
-  if (dispatcher) dispatcher.start();
-  usage.start();
+  const app = buildDataApp(deps);
+  // Started in this order once the app is built, stopped in reverse (usage last: deliveries count in it).
+  const jobs = new BackgroundJobs();
+  jobs.add("usage", usage);
+  jobs.once("metadata indexes", () => createMetaIndexes(connection, logger));
+  jobs.add("deleted-storage sweeper", sweeper);
+  jobs.add("write-intent recovery", recoverer);
+  // Only writes committed in transactions leave events in the outbox (store/feed-outbox.ts).
+  jobs.add("feed outbox sweeper", outboxSweeper && (await databases.supportsTransactions()) && outboxSweeper);
+  jobs.add(
+    "secret re-sealing",
+    secrets.seals &&
+      new SecretResealing({ secrets, projects: meta, revisions, webhooks: webhookStore, logger }),
+  );
+  jobs.add("webhook dispatcher", dispatcher);
+  jobs.start();
   return {
-    app: buildDataApp(deps),
+    app,
     deps,
     lifecycle,
     sweeper,
     mongo: connection.getClient(),
     async close() {
-      if (dispatcher) await dispatcher.stop();
-      if (resealing) await resealing.stop();
-      await usage.stop();
+      await jobs.stop();
       projects.stop();
-      await sweeper.stop();
-      await recoverer.stop();
-      await outboxSweeper?.stop();
       hub?.close();
-      await custom.close();
+      await sandbox.close();
       await Promise.allSettled([
         redis.quit(),
         subscriber.quit(),
