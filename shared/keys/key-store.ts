@@ -35,7 +35,8 @@ import {
   legacyKeyRecordKey,
 } from "../redis/key-layout.ts";
 import { defineScript, type Script } from "../redis/scripts.ts";
-import type { KeyRecord, KeyStatus } from "./key-record.ts";
+import { readStoredJson } from "../stored-json.ts";
+import { type KeyRecord, type KeyStatus, storedKeyFields } from "./key-record.ts";
 
 // KEYS: record. ARGV: fixed part (JSON), status, ttl ms or ''. 0 when the record exists already.
 const CREATE_SCRIPT = `
@@ -292,6 +293,6 @@ export class KeyStore {
 
 function decode(fields: Record<string, string> | null | undefined): KeyRecord | null {
   if (!fields?.d) return null;
-  const fixed = JSON.parse(fields.d) as Omit<KeyRecord, "status">;
+  const fixed = readStoredJson(storedKeyFields, "key record", fields.d);
   return { ...fixed, status: (fields.s === "disabled" ? "disabled" : "active") as KeyStatus };
 }

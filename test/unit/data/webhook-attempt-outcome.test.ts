@@ -8,10 +8,10 @@ import type { AttemptResult } from "../../../services/data/src/hooks/egress.ts";
 import type { Delivery } from "../../../services/data/src/hooks/payload.ts";
 import {
   deadLetterRecord,
-  readRecord,
   webhookSubscriptionRecord,
 } from "../../../services/data/src/store/webhook-records.ts";
 import type { RetryState } from "../../../services/data/src/store/webhook-store.ts";
+import { readStoredJson } from "../../../shared/stored-json.ts";
 
 const delivery: Delivery = { webhookId: "msg_1", position: "1-0", type: "row.created", body: "{}" };
 const policy = { retryWindowMs: 60_000, backoff: { baseMs: 1000, capMs: 8000 } };
@@ -89,7 +89,7 @@ describe("webhook store records", () => {
   };
 
   it("reads a subscription stored before rotations (no previous secret), keeping fields it does not name", () => {
-    const read = readRecord(
+    const read = readStoredJson(
       webhookSubscriptionRecord,
       "webhook subscription",
       JSON.stringify({ ...subscription, later: 1 }),
@@ -99,10 +99,10 @@ describe("webhook store records", () => {
 
   it("refuses a record that is not one, naming the field and not the text", () => {
     const text = JSON.stringify({ ...subscription, secret: 7 });
-    expect(() => readRecord(webhookSubscriptionRecord, "webhook subscription", text)).to.throw(
+    expect(() => readStoredJson(webhookSubscriptionRecord, "webhook subscription", text)).to.throw(
       /stored webhook subscription does not read: secret/,
     );
-    expect(() => readRecord(deadLetterRecord, "webhook dead letter", "whsec_not json")).to.throw(
+    expect(() => readStoredJson(deadLetterRecord, "webhook dead letter", "whsec_not json")).to.throw(
       /^a stored webhook dead letter is not JSON$/,
     );
   });

@@ -10,8 +10,9 @@
  *  - settle, retry, park: an attempt's outcome, each one step of the store that also lets the entry
  *    leave its group (and a replay entry its stream).
  */
+import { readStoredJson } from "../../../../shared/stored-json.ts";
 import type { TenantStorage } from "../store/storage-names.ts";
-import { deadLetterRecord, readRecord } from "../store/webhook-records.ts";
+import { deadLetterRecord } from "../store/webhook-records.ts";
 import type { DeadLetter, DeliverySource, RetryState, WebhookStore } from "../store/webhook-store.ts";
 import type { Delivery } from "./payload.ts";
 
@@ -139,6 +140,6 @@ export class SubscriptionEvents {
 function fromReplay(flat: string[]): Delivery | null {
   const text = flat[flat.indexOf("dead") + 1];
   if (flat.indexOf("dead") < 0 || text === undefined) return null;
-  const dead = readRecord(deadLetterRecord, "webhook dead letter", text);
+  const dead = readStoredJson(deadLetterRecord, "webhook dead letter", text);
   return { webhookId: dead.webhookId, position: dead.position, type: dead.type, body: dead.body };
 }

@@ -76,19 +76,3 @@ export const deliveryLogRecord = z.looseObject({
 });
 
 export type DeliveryLogEntry = z.infer<typeof deliveryLogRecord>;
-
-/** The record stored as `text`, read through `schema`; an error naming what (never the text: it can hold secrets). */
-export function readRecord<T>(schema: z.ZodType<T>, what: string, text: string): T {
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    throw new Error(`a stored ${what} is not JSON`);
-  }
-  const parsed = schema.safeParse(json);
-  if (!parsed.success)
-    throw new Error(
-      `a stored ${what} does not read: ${parsed.error.issues.map((i) => `${i.path.join(".")} ${i.message}`).join("; ")}`,
-    );
-  return parsed.data;
-}

@@ -26,6 +26,7 @@ import {
   webhookSubscriptionsKey,
 } from "../../../../shared/redis/key-layout.ts";
 import { defineNamedScript, type NamedScript, type ScriptShape } from "../../../../shared/redis/scripts.ts";
+import { readStoredJson } from "../../../../shared/stored-json.ts";
 import type { TenantStorage } from "./storage-names.ts";
 import {
   type DeadLetter,
@@ -33,7 +34,6 @@ import {
   deadLetterRecord,
   deliveryLogRecord,
   type RetryState,
-  readRecord,
   retryStateRecord,
   type WebhookProject,
   type WebhookSubscription,
@@ -339,7 +339,7 @@ export class WebhookStore {
 
   /** A subscription read from its stored text (which an update of it compares with). */
   #subscription(text: string): WebhookSubscription {
-    const subscription = readRecord(webhookSubscriptionRecord, "webhook subscription", text);
+    const subscription = readStoredJson(webhookSubscriptionRecord, "webhook subscription", text);
     this.#readFrom.set(subscription, text);
     return subscription;
   }
@@ -413,7 +413,7 @@ export class WebhookStore {
   /** The project incarnations that have (or had) subscriptions. */
   async projects(): Promise<WebhookProject[]> {
     const all = await this.#redis.hvals(webhookProjectsKey(this.#prefix));
-    return all.map((text) => readRecord(webhookProjectRecord, "webhook project", text));
+    return all.map((text) => readStoredJson(webhookProjectRecord, "webhook project", text));
   }
 
   /** Drops an incarnation that no longer exists: its subscriptions and their state. */
@@ -582,7 +582,7 @@ export class WebhookStore {
       leaseUntil,
       count,
     })) as string[];
-    return states.map((text) => readRecord(retryStateRecord, "webhook retry state", text));
+    return states.map((text) => readStoredJson(retryStateRecord, "webhook retry state", text));
   }
 
   /** Retries waiting (for tests and the console). */
@@ -604,13 +604,13 @@ export class WebhookStore {
   /** The newest `count` log entries, newest first. */
   async deliveryLog(storage: TenantStorage, id: string, count: number): Promise<DeliveryLogEntry[]> {
     const all = await this.#redis.lrange(this.#part(storage, id, "log"), 0, count - 1);
-    return all.map((text) => readRecord(deliveryLogRecord, "webhook delivery log entry", text));
+    return all.map((text) => readStoredJson(deliveryLogRecord, "webhook delivery log entry", text));
   }
 
   async deadLetters(storage: TenantStorage, id: string): Promise<DeadLetter[]> {
     const all = await this.#redis.hvals(this.#part(storage, id, "dead"));
     return all
-      .map((text) => readRecord(deadLetterRecord, "webhook dead letter", text))
+      .map((text) => readStoredJson(deadLetterRecord, "webhook dead letter", text))
       .sort((a, b) => a.parkedAt - b.parkedAt || a.webhookId.localeCompare(b.webhookId));
   }
 
