@@ -5,6 +5,7 @@
  */
 import { LRUCache } from "lru-cache";
 import type { Logger } from "../../../../shared/logger.ts";
+import type { AuthenticationOf } from "../domain/model/authentication-model.ts";
 import { type ProjectModel, programKey } from "../domain/model/project-model.ts";
 import type { SandboxPool } from "../sandbox/index.ts";
 import { type CustomAuthProvider, createCustomProvider } from "./custom-provider.ts";
@@ -13,7 +14,7 @@ import { type CustomAuthProvider, createCustomProvider } from "./custom-provider
 const PROVIDERS = 2000;
 
 export interface CustomProviderFactory {
-  providerFor(project: ProjectModel): CustomAuthProvider;
+  providerFor(project: ProjectModel, authentication: AuthenticationOf<"custom">): CustomAuthProvider;
 }
 
 /** `pool`: the process's sandbox (sandbox/create-sandbox.ts), shared with the logic engine and the scripts. */
@@ -27,19 +28,19 @@ export function createCustomProviderFactory(options: {
     max: PROVIDERS,
   });
   return {
-    providerFor(project) {
+    providerFor(project, authentication) {
       const id = `${project.account}/${project.name}`;
       const cached = providers.get(id);
       if (cached && cached.uid === project.uid && cached.revision === project.revision)
         return cached.provider;
-      const auth = project.definition.authentication;
+      const auth = authentication.settings;
       const provider = createCustomProvider({
         pool,
         account: project.account,
         programKey: programKey(project, "auth"),
-        libraryCode: project.definition.libraries[auth.library!]!.code,
-        libraryName: auth.library,
-        createFunction: auth.createFunction!,
+        libraryCode: authentication.library.code,
+        libraryName: authentication.library.name,
+        createFunction: authentication.createFunction,
         config: auth.config ?? {},
         projectRoles: project.roles.keys(),
         exposeProviderMessages: auth.exposeProviderMessages ?? false,
