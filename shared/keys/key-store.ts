@@ -206,15 +206,17 @@ export class KeyStore {
     const [indexKey, expiryKey] = this.#indexPair(account, project);
     await this.#indexScripts.trim(2, indexKey, expiryKey, now);
     const index = await this.#indexEntries(account, project);
-    const ids = Object.keys(index);
-    if (ids.length === 0) return [];
-    const results = await Promise.all(ids.map((id) => this.get(index[id]!).catch(() => null)));
+    const entries = Object.entries(index);
+    if (entries.length === 0) return [];
+    const results = await Promise.all(
+      entries.map(async ([id, hash]) => ({ id, record: await this.get(hash).catch(() => null) })),
+    );
     const records: KeyRecord[] = [];
     const stale: string[] = [];
-    results.forEach((record, i) => {
+    for (const { id, record } of results) {
       if (record) records.push(record);
-      else stale.push(ids[i]!);
-    });
+      else stale.push(id);
+    }
     if (stale.length > 0) await this.#unindex(account, project, stale);
     // Entries of an index written before the expiry order existed get their time (NX: others keep theirs).
     if (records.length > 0)

@@ -3,6 +3,8 @@
  * server does not know it yet, and on a Cluster routed to the node owning the script's keys
  * (which must all share one hash slot: shared/redis/key-layout.ts).
  */
+
+import { present } from "../present.ts";
 import type { RedisClient } from "./clients.ts";
 
 export type Script = (numberOfKeys: number, ...args: (string | number)[]) => Promise<unknown>;
@@ -12,7 +14,7 @@ export function defineScript(client: RedisClient, name: string, lua: string): Sc
   const command = `tessera_${name}`;
   const commands = client as unknown as Record<string, Script>;
   if (!commands[command]) client.defineCommand(command, { lua });
-  return (...args) => commands[command]!.apply(client, args);
+  return (...args) => present(commands[command], `the command of script ${name}`).apply(client, args);
 }
 
 /** The keys and arguments of a script by name, in the order its Lua reads them as KEYS and ARGV. */

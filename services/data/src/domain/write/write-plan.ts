@@ -4,6 +4,7 @@
  * its final state. Rows read during planning are cached so each is read once.
  */
 import { randomBytes } from "node:crypto";
+import { present } from "../../../../../shared/present.ts";
 import type { RowDocument, RowFilter, RowId, RowWrite, TenantRows } from "../../store/tenant-rows.ts";
 import { rowId } from "../model/column-values.ts";
 import type { ProjectModel, Relationship, ResourceModel, TableModel } from "../model/project-model.ts";
@@ -98,7 +99,7 @@ export class WritePlan {
     });
     if (missing.length === 0) return;
     if (missing.length === 1) {
-      await this.current(table, missing[0]!);
+      await this.current(table, present(missing[0], "the one missing id"));
       return;
     }
     const docs = await this.findStored(table, byIds(missing));
@@ -184,8 +185,8 @@ export class WritePlan {
    * inserted under it. One query.
    */
   async childrenOf(rel: Relationship, parent: RowDocument): Promise<RowDocument[]> {
-    const child = this.project.tables.get(rel.childTable)!;
-    const parentTable = this.project.tables.get(rel.parentTable)!;
+    const child = present(this.project.tables.get(rel.childTable), `table '${rel.childTable}'`);
+    const parentTable = present(this.project.tables.get(rel.parentTable), `table '${rel.parentTable}'`);
     const parentId = rowId(parentTable, parent);
     const stored = await this.findStored(child, childrenQuery(rel, parent));
     const out = new Map<string, RowDocument>();
@@ -202,7 +203,11 @@ export class WritePlan {
 
   /** Next value of a table's generated key (rules insert rows too). */
   nextSequence(table: TableModel): Promise<number> {
-    return this.#store.nextSequence(this.project.storage, table.name, table.generatedColumn!);
+    return this.#store.nextSequence(
+      this.project.storage,
+      table.name,
+      present(table.generatedColumn, `the generated column of '${table.name}'`),
+    );
   }
 
   /** Records that a rule ran for a row. */
