@@ -6,7 +6,6 @@
 import type { Redis } from "ioredis";
 import type { MongoClient } from "mongodb";
 import mongoose, { type Connection } from "mongoose";
-import { Gauge } from "prom-client";
 import { adminKeyCheck } from "../../../shared/admin-access/data-access.ts";
 import { type DataConfig, rateLimitSettings } from "../../../shared/config/config.ts";
 import { createMetrics, type Metrics } from "../../../shared/http/metrics.ts";
@@ -16,10 +15,9 @@ import { createKeyValidator } from "../../../shared/keys/key-validation.ts";
 import type { Logger } from "../../../shared/logger.ts";
 import { planRequestLimit } from "../../../shared/quotas/plan-store.ts";
 import { AccountRateLimitStore, RequestRateLimiter } from "../../../shared/rate-limits/request-limits.ts";
-import { createRedisClient, type RedisClient } from "../../../shared/redis/clients.ts";
+import { createRedisClient } from "../../../shared/redis/clients.ts";
 import { reportRedisErrors } from "../../../shared/redis/connection-log.ts";
-import { projectChangedChannel, replicaAckKey } from "../../../shared/redis/key-layout.ts";
-import { ReplicaAcks } from "../../../shared/redis/replica-acks.ts";
+import { projectChangedChannel } from "../../../shared/redis/key-layout.ts";
 import { buildDataApp, type DataDeps } from "./app.ts";
 import { BackgroundJobs } from "./background-jobs.ts";
 import { createPasswordHasher } from "./credentials/passwords.ts";
@@ -41,36 +39,23 @@ import { createSandbox } from "./sandbox/create-sandbox.ts";
 import { createScriptRunner } from "./scripts/script-runner.ts";
 import { AdminStore } from "./store/admin-store.ts";
 import { AuditStore } from "./store/audit-store.ts";
-import { ChangeFeed } from "./store/change-feed.ts";
 import { DefinitionSealing } from "./store/definition-sealing.ts";
-import { FeedOutbox } from "./store/feed-outbox.ts";
-import { OutboxSweeper } from "./store/feed-outbox-sweeper.ts";
-import { undoWrites } from "./store/guarded-writes.ts";
 import { purgeIncarnation } from "./store/incarnation-purge.ts";
-import { IntentRecoverer } from "./store/intent-recoverer.ts";
 import { Leases } from "./store/leases.ts";
 import { createMetaIndexes } from "./store/meta-model.ts";
 import { MetaStore } from "./store/meta-store.ts";
 import { ProjectCache } from "./store/project-cache.ts";
-import { retryPolicy } from "./store/retry-policy.ts";
 import { RevisionStore } from "./store/revision-store.ts";
-import { RowLocks } from "./store/row-locks.ts";
-import { RowQueue } from "./store/row-queue.ts";
 import { SecretBox } from "./store/secret-box.ts";
 import { SecretResealing } from "./store/secret-resealing.ts";
 import { StorageNames } from "./store/storage-names.ts";
-import { countRows } from "./store/storage-stats.ts";
 import { DeletedStorageSweeper } from "./store/storage-sweeper.ts";
 import { TableIndexStore } from "./store/table-index-store.ts";
 import { TenantDatabases } from "./store/tenant-databases.ts";
-import type { WriteLoop } from "./store/tenant-rows.ts";
 import { TenantStore } from "./store/tenant-store.ts";
-import { TransactionFeed } from "./store/transaction-feed.ts";
 import { UserStore } from "./store/user-store.ts";
 import { WebhookStore } from "./store/webhook-store.ts";
-import { WriteIntents } from "./store/write-intents.ts";
-import { createWriteLoop } from "./store/write-loop.ts";
-import { type WriteReplication, writeReplication } from "./store/write-replication.ts";
+import { createWritePath, replicaAcknowledgement } from "./store/write-path.ts";
 import { createUsage, type UsageParts } from "./usage/usage-wiring.ts";
 
 export interface DataService {
@@ -332,83 +317,6 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
   };
 }
 
-/**
- * The write path: the row locks (in-process queue in front of Redis row locks
- * and write intents), the write loop, and the recoverer that completes write
- * intents left behind by failed requests or dead processes.
- */
-function createWritePath(
-  config: DataConfig,
-  stores: { databases: TenantDatabases; meta: Connection },
-  redis: RedisClient,
-  metrics: Metrics,
-  logger: Logger,
-  replicated: WriteReplication | undefined,
-): {
-  writeLoop: WriteLoop;
-  recoverer: IntentRecoverer;
-  feed: ChangeFeed | undefined;
-  outboxSweeper: OutboxSweeper | undefined;
-  intents: WriteIntents;
-} {
-  const { databases } = stores;
-  const policy = retryPolicy({
-    lockWaitMs: config.QUERY_TIMEOUT_MS,
-    undoWindowMs: config.WRITE_UNDO_WINDOW_MS,
-    leaseMs: config.WRITE_LEASE_MS,
-  });
-  const intents = new WriteIntents(redis, config.REDIS_PREFIX);
-  const left = metrics.counter(
-    "tessera_write_intents_left_total",
-    "Write requests that could not complete or undo their writes; their intent was left for recovery",
-    [],
-  );
-  const recovered = metrics.counter(
-    "tessera_write_intents_recovered_total",
-    "Abandoned write intents completed (undone) by recovery",
-    [],
-  );
-  new Gauge({
-    name: "tessera_write_intents_pending",
-    help: "Write intents whose lease ran out, waiting for recovery (their rows stay locked)",
-    registers: [metrics.registry],
-    async collect() {
-      try {
-        this.set((await intents.count()).expired);
-      } catch {
-        // Redis unreachable: keep the last value rather than fail the scrape.
-      }
-    },
-  });
-  const locks = new RowLocks({
-    queue: new RowQueue(),
-    intents,
-    policy,
-    logger,
-    onLeft: () => left.inc(),
-    replicated,
-    countRows: (database, collection) => countRows(databases, database, collection),
-  });
-  const recoverer = new IntentRecoverer({
-    intents,
-    undo: (account, writes, mayWrite) => undoWrites(databases, account, writes, mayWrite),
-    leaseMs: policy.leaseMs,
-    intervalMs: config.WRITE_RECOVERY_INTERVAL_MS,
-    logger,
-    onRecovered: () => recovered.inc(),
-  });
-  const feed = config.FEED_ENABLED
-    ? createChangeFeed(config, stores, redis, metrics, logger, replicated)
-    : undefined;
-  return {
-    writeLoop: createWriteLoop({ store: databases, locks, policy, logger, feed }),
-    recoverer,
-    feed: feed?.events,
-    outboxSweeper: feed?.sweeper,
-    intents,
-  };
-}
-
 function liveLimits(config: DataConfig): LiveLimits {
   return {
     perAccount: config.LIVE_MAX_STREAMS_PER_ACCOUNT,
@@ -462,68 +370,4 @@ function webhookMetrics(metrics: Metrics, usage: UsageParts): DispatchMetrics {
     },
     lost: (events) => lost.inc(events),
   };
-}
-
-/**
- * The change feed the write path appends to, and for writes committed in MongoDB transactions its
- * outbox and the outbox's sweeper (docs/realtime.md, operations.md §6b).
- */
-function createChangeFeed(
-  config: DataConfig,
-  { meta, databases }: { meta: Connection; databases: TenantDatabases },
-  redis: RedisClient,
-  metrics: Metrics,
-  logger: Logger,
-  replicated: WriteReplication | undefined,
-) {
-  const outboxEvents = metrics.counter(
-    "tessera_feed_outbox_events_total",
-    "Change-feed events of transactions left in the feed outbox by their writer (deferred) and appended from there by the sweeper (swept)",
-    ["outcome"],
-    { outcome: ["deferred", "swept"] },
-  );
-  const retention = { maxLength: config.FEED_MAX_LENGTH, maxAgeMs: config.FEED_MAX_AGE_SECONDS * 1000 };
-  const events = new ChangeFeed(redis, config.REDIS_PREFIX, retention);
-  const outbox = new FeedOutbox(meta, databases);
-  const transactions = new TransactionFeed({
-    feed: events,
-    outbox,
-    replicated,
-    onDeferred: (count, reason) => {
-      outboxEvents.inc({ outcome: "deferred" }, count);
-      logger.warn(
-        { events: count, reason },
-        "a committed write's change-feed events wait in the outbox for the sweeper",
-      );
-    },
-  });
-  const sweeper = new OutboxSweeper({
-    feed: events,
-    outbox,
-    replicated,
-    intervalMs: config.WRITE_RECOVERY_INTERVAL_MS,
-    logger,
-    onAppended: (count) => outboxEvents.inc({ outcome: "swept" }, count),
-  });
-  return { events, transactions, sweeper };
-}
-
-/**
- * Committed writes wait for a Redis replica (WRITE_REPLICA_WAIT_MS; docs/realtime.md#failover).
- * Not on a Redis Cluster: there WAIT would be needed on each slot's primary.
- */
-function replicaAcknowledgement(
-  config: DataConfig,
-  connection: Redis | undefined,
-  metrics: Metrics,
-  logger: Logger,
-): WriteReplication | undefined {
-  if (!connection) return undefined;
-  const unacknowledged = metrics.counter(
-    "tessera_writes_unreplicated_total",
-    "Writes answered before a Redis replica acknowledged them (WRITE_REPLICA_WAIT_MS): a failover could lose their events",
-    [],
-  );
-  const acks = new ReplicaAcks(connection, replicaAckKey(config.REDIS_PREFIX), config.WRITE_REPLICA_WAIT_MS);
-  return writeReplication(acks, logger, () => unacknowledged.inc());
 }
