@@ -8,7 +8,7 @@ import type { MongoClient } from "mongodb";
 import mongoose, { type Connection } from "mongoose";
 import { adminKeyCheck } from "../../../shared/admin-access/data-access.ts";
 import { type DataConfig, rateLimitSettings } from "../../../shared/config/config.ts";
-import { createMetrics, type Metrics } from "../../../shared/http/metrics.ts";
+import { createMetrics } from "../../../shared/http/metrics.ts";
 import type { Lifecycle } from "../../../shared/http/serve.ts";
 import { KeyStore } from "../../../shared/keys/key-store.ts";
 import { createKeyValidator } from "../../../shared/keys/key-validation.ts";
@@ -28,7 +28,7 @@ import { checkFilterText } from "./domain/model/filter-check.ts";
 import { programKeyPrefix } from "./domain/model/project-model.ts";
 import { storedProjectCompiler } from "./domain/model/stored-project.ts";
 import { FeedHub } from "./feed/feed-hub.ts";
-import type { DispatchMetrics, DispatchTiming } from "./hooks/dispatch-deps.ts";
+import { dispatchMetrics, dispatchTiming } from "./hooks/dispatch-deps.ts";
 import { WebhookDispatcher } from "./hooks/dispatcher.ts";
 import type { LiveLimits } from "./http/live-stream.ts";
 import { createCustomProviderFactory } from "./providers/custom-provider-factory.ts";
@@ -56,7 +56,7 @@ import { TenantStore } from "./store/tenant-store.ts";
 import { UserStore } from "./store/user-store.ts";
 import { WebhookStore } from "./store/webhook-store.ts";
 import { createWritePath, replicaAcknowledgement } from "./store/write-path.ts";
-import { createUsage, type UsageParts } from "./usage/usage-wiring.ts";
+import { createUsage } from "./usage/usage-wiring.ts";
 
 export interface DataService {
   app: ReturnType<typeof buildDataApp>;
@@ -187,10 +187,10 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
     new WebhookDispatcher({
       store: webhookStore,
       project: (account, name) => projects.get(account, name),
-      timing: webhookTiming(config),
+      timing: dispatchTiming(config),
       allowLoopback: config.SANDBOX_ALLOW_LOOPBACK_FETCH,
       secrets,
-      metrics: webhookMetrics(metrics, usage),
+      metrics: dispatchMetrics(metrics, (account, name) => usage.meter?.count(account, name)),
       logger,
     });
   const logic = createLogic({ pool: sandbox.pool });
@@ -325,49 +325,5 @@ function liveLimits(config: DataConfig): LiveLimits {
     keyCheckMs: config.LIVE_KEY_CHECK_MS,
     maxBufferBytes: config.LIVE_MAX_BUFFER_BYTES,
     maxHeldEvents: config.LIVE_MAX_HELD_EVENTS,
-  };
-}
-
-function webhookTiming(config: DataConfig): DispatchTiming {
-  return {
-    concurrency: config.WEBHOOK_CONCURRENCY,
-    accountConcurrency: config.WEBHOOK_ACCOUNT_CONCURRENCY,
-    subscriptionConcurrency: config.WEBHOOK_SUBSCRIPTION_CONCURRENCY,
-    circuit: {
-      timeouts: config.WEBHOOK_CIRCUIT_TIMEOUTS,
-      // Doubled up to the retries' cap, never below its own first cool-down.
-      backoff: {
-        baseMs: config.WEBHOOK_CIRCUIT_OPEN_MS,
-        capMs: Math.max(config.WEBHOOK_BACKOFF_CAP_MS, config.WEBHOOK_CIRCUIT_OPEN_MS),
-      },
-    },
-    timeoutMs: config.WEBHOOK_TIMEOUT_MS,
-    pollMs: config.WEBHOOK_POLL_MS,
-    claimIdleMs: config.WEBHOOK_CLAIM_IDLE_MS,
-    retryWindowMs: config.WEBHOOK_RETRY_WINDOW_SECONDS * 1000,
-    backoff: { baseMs: config.WEBHOOK_BACKOFF_BASE_MS, capMs: config.WEBHOOK_BACKOFF_CAP_MS },
-    logLength: config.WEBHOOK_LOG_LENGTH,
-  };
-}
-
-/** The webhook deliveries' metrics (docs/operations.md), and their count in each account's usage. */
-function webhookMetrics(metrics: Metrics, usage: UsageParts): DispatchMetrics {
-  const attempts = metrics.counter(
-    "tessera_webhook_attempts_total",
-    "Webhook delivery attempts by outcome (delivered, failed: retried later, dead: parked as a dead letter)",
-    ["outcome"],
-    { outcome: ["delivered", "failed", "dead"] },
-  );
-  const lost = metrics.counter(
-    "tessera_webhook_events_trimmed_total",
-    "Change-feed events trimmed (FEED_MAX_LENGTH, FEED_MAX_AGE_SECONDS) before a webhook subscription read them",
-    [],
-  );
-  return {
-    attempt: (outcome, _latencyMs, where) => {
-      attempts.inc({ outcome });
-      usage.meter?.count(where.account, `hook.${outcome}`);
-    },
-    lost: (events) => lost.inc(events),
   };
 }
