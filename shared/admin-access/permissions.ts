@@ -38,7 +38,7 @@ export function targetOf(path: string): AdminTarget {
       accountRecord: false,
       readByEveryAdministrator: PLATFORM_DESCRIPTIONS.test(path),
     };
-  let account = match[1]!;
+  let account = match[1] ?? "";
   try {
     account = decodeURIComponent(account);
   } catch {

@@ -17,7 +17,7 @@ const WRITE_PARAMS: { method: string; path: RegExp; params: readonly string[] }[
 const READ_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
 function parameterName(part: string): string {
-  const raw = part.split("=", 1)[0]!;
+  const [raw = ""] = part.split("=", 1);
   try {
     return decodeURIComponent(raw.replaceAll("+", " "));
   } catch {

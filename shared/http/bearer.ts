@@ -6,9 +6,9 @@ const digest = (s: string) => createHash("sha256").update(s).digest();
 
 /** True when the header reads `Bearer <one of the accepted tokens>`. */
 export function isBearerToken(authorization: string | undefined, accepted: readonly string[]): boolean {
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? "");
-  if (!match) return false;
-  const given = digest(match[1]!);
+  const [, token] = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? "") ?? [];
+  if (token === undefined) return false;
+  const given = digest(token);
   let ok = false;
   for (const token of accepted) ok = timingSafeEqual(given, digest(token)) || ok;
   return ok;

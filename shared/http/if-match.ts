@@ -22,7 +22,7 @@ export function parseIfMatch(value: string): Precondition | undefined {
   for (const part of header.split(",").map((p) => p.trim())) {
     const tag = /^(W\/)?"([\x21\x23-\x7e]*)"$/.exec(part);
     if (!tag) throw errors.malformed("If-Match must be '*' or entity tags (an ETag, quotes included)");
-    if (!tag[1]) tags.push(tag[2]!);
+    if (!tag[1]) tags.push(tag[2] ?? "");
   }
   return { tags };
 }

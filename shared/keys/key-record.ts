@@ -1,3 +1,5 @@
+import { z } from "zod";
+
 /** What is stored for every API key, generated or manual (never the key itself). */
 export type KeyKind = "generated" | "manual";
 export type KeyStatus = "active" | "disabled";
@@ -50,3 +52,31 @@ export function keyState(record: KeyRecord, now: number): KeyState {
   if (record.expiresAt !== null && record.expiresAt <= now) return "expired";
   return "active";
 }
+
+/**
+ * A key record's fixed part as the key store keeps it (everything but its status), read through
+ * this schema: every release so far stored these fields (`description` and `admin` only when
+ * set); fields it does not name are kept.
+ */
+export const storedKeyFields = z.looseObject({
+  id: z.string(),
+  kind: z.enum(["generated", "manual"]),
+  account: z.string(),
+  project: z.string(),
+  projectUid: z.string(),
+  name: z.string(),
+  description: z.string().optional(),
+  userIdentifier: z.string().nullable(),
+  roles: z.array(z.string()),
+  globals: z.record(z.string(), z.unknown()),
+  createdAt: z.number(),
+  expiresAt: z.number().nullable(),
+  admin: z
+    .looseObject({
+      login: z.string(),
+      role: z.enum(ADMIN_ROLES),
+      accountUid: z.string(),
+      credentialStamp: z.string(),
+    })
+    .optional(),
+});

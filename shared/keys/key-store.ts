@@ -43,7 +43,8 @@ import {
   legacyKeyRecordKey,
 } from "../redis/key-layout.ts";
 import { defineScript, type Script } from "../redis/scripts.ts";
-import type { KeyRecord, KeyStatus } from "./key-record.ts";
+import { readStoredJson } from "../stored-json.ts";
+import { type KeyRecord, type KeyStatus, storedKeyFields } from "./key-record.ts";
 
 // KEYS: record. ARGV: fixed part (JSON), status, ttl ms or ''. 0 when the record exists already.
 const CREATE_SCRIPT = `
@@ -268,15 +269,17 @@ export class KeyStore {
     const [indexKey, expiryKey] = this.#indexPair(account, project);
     await this.#indexScripts.trim(2, indexKey, expiryKey, now);
     const index = await this.#indexEntries(account, project);
-    const ids = Object.keys(index);
-    if (ids.length === 0) return [];
-    const results = await Promise.all(ids.map((id) => this.get(index[id]!).catch(() => null)));
+    const entries = Object.entries(index);
+    if (entries.length === 0) return [];
+    const results = await Promise.all(
+      entries.map(async ([id, hash]) => ({ id, record: await this.get(hash).catch(() => null) })),
+    );
     const records: KeyRecord[] = [];
     const stale: string[] = [];
-    results.forEach((record, i) => {
+    for (const { id, record } of results) {
       if (record) records.push(record);
-      else stale.push(ids[i]!);
-    });
+      else stale.push(id);
+    }
     if (stale.length > 0) await this.#unindex(account, project, stale);
     // Entries of an index written before the expiry order existed get their time (NX: others keep theirs).
     if (records.length > 0)
@@ -356,6 +359,6 @@ export class KeyStore {
 
 function decode(fields: Record<string, string> | null | undefined): KeyRecord | null {
   if (!fields?.d) return null;
-  const fixed = JSON.parse(fields.d) as Omit<KeyRecord, "status">;
+  const fixed = readStoredJson(storedKeyFields, "key record", fields.d);
   return { ...fixed, status: (fields.s === "disabled" ? "disabled" : "active") as KeyStatus };
 }

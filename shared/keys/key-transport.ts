@@ -31,11 +31,12 @@ export function readKey(carrier: KeyCarrier, schemes: readonly string[]): string
         `The Authorization header must read '<scheme> <key>:1' with scheme ${schemes.join(", ")}`,
       );
     }
-    return keyPart(match[2]!);
+    return keyPart(match[2] ?? "");
   }
-  if (carrier.method === "GET" && carrier.authParams.length > 0) {
+  const [param] = carrier.authParams;
+  if (carrier.method === "GET" && param !== undefined) {
     if (carrier.authParams.length > 1) throw errors.noKey("Only one auth parameter may be given");
-    return keyPart(carrier.authParams[0]!);
+    return keyPart(param);
   }
   return undefined;
 }

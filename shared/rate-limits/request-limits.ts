@@ -16,6 +16,7 @@
  * RATE_LIMITS=true.
  */
 import { errors } from "../errors.ts";
+import { present } from "../present.ts";
 import type { RedisClient } from "../redis/clients.ts";
 import { rateLimitBucketKey, rateLimitPolicyKey } from "../redis/key-layout.ts";
 import { defineScript, type Script } from "../redis/scripts.ts";
@@ -146,13 +147,15 @@ export class RequestRateLimiter {
       String((await this.#planLimitOf(account)) ?? ""),
     )) as number[];
     const buckets: BucketState[] = [];
+    /** The answer's `k`-th number (the loop reads only within its length). */
+    const at = (k: number) => present(answer[k], "a number of the rate-limit script's answer");
     for (let i = 1; i + 4 < answer.length; i += 5) {
       buckets.push({
-        policy: POLICIES[answer[i]! - 1]!,
-        limit: answer[i + 1]!,
-        remaining: Math.max(0, answer[i + 2]!),
-        untilNextMs: answer[i + 3]!,
-        untilFullMs: answer[i + 4]!,
+        policy: present(POLICIES[at(i) - 1], "the rate-limit policy the script names"),
+        limit: at(i + 1),
+        remaining: Math.max(0, at(i + 2)),
+        untilNextMs: at(i + 3),
+        untilFullMs: at(i + 4),
       });
     }
     return { allowed: answer[0] === 1, buckets };

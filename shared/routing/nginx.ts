@@ -217,7 +217,7 @@ http {
     default $http_host;
   }
 
-${services.map((s) => upstreamBlock(s, options.upstreams[s]!)).join("\n")}
+${services.map((s) => upstreamBlock(s, options.upstreams[s] ?? [])).join("\n")}
   server {
     listen ${options.listen};
     proxy_set_header Host $edge_host;

@@ -13,6 +13,8 @@
  * - half-open: one process (`prober`) sends one attempt, the probe; it holds the probe until `until`
  *   (then another may take it). An answer closes the circuit, a time-out opens it again.
  */
+import { z } from "zod";
+import { readStoredJson } from "../../../../shared/stored-json.ts";
 import { type Backoff, retryDelayMs } from "./backoff.ts";
 
 export type CircuitState = "closed" | "open" | "half-open";
@@ -92,6 +94,17 @@ export function circuitText(circuit: Circuit): string {
   return circuit.state === "closed" && circuit.timeouts === 0 ? "" : JSON.stringify(circuit);
 }
 
+/** A stored circuit: a field it lacks (stored by an earlier release) is the closed circuit's. */
+const circuitRecord = z.looseObject({
+  state: z.enum(["closed", "open", "half-open"]).optional(),
+  timeouts: z.number().optional(),
+  opens: z.number().optional(),
+  openedAt: z.number().nullable().optional(),
+  until: z.number().nullable().optional(),
+  prober: z.string().nullable().optional(),
+});
+
+/** The circuit stored as `text` ("" for a closed one). */
 export function parseCircuit(text: string): Circuit {
-  return text === "" ? CLOSED : { ...CLOSED, ...(JSON.parse(text) as Partial<Circuit>) };
+  return text === "" ? CLOSED : { ...CLOSED, ...readStoredJson(circuitRecord, "webhook circuit", text) };
 }

@@ -5,6 +5,7 @@
  */
 import { LRUCache } from "lru-cache";
 import { DEFAULT_KEY_LIFETIME_SECONDS } from "../domain/definition/project-definition.ts";
+import type { AuthenticationOf } from "../domain/model/authentication-model.ts";
 import type { ProjectModel } from "../domain/model/project-model.ts";
 import type { SandboxLogger } from "../sandbox/index.ts";
 import { createOidcKeys, type OidcKeysOptions } from "./oidc-keys.ts";
@@ -24,16 +25,16 @@ export interface OidcProviderFactoryOptions {
 
 export function createOidcProviderFactory(
   options: OidcProviderFactoryOptions,
-): (project: ProjectModel) => AuthProvider {
+): (project: ProjectModel, authentication: AuthenticationOf<"oidc">) => AuthProvider {
   const providers = new LRUCache<string, { uid: string; revision: number; provider: AuthProvider }>({
     max: PROVIDERS,
   });
-  return (project) => {
+  return (project, authentication) => {
     const id = `${project.account}/${project.name}`;
     const cached = providers.get(id);
     if (cached && cached.uid === project.uid && cached.revision === project.revision) return cached.provider;
-    const auth = project.definition.authentication;
-    const settings = auth.oidc!;
+    const auth = authentication.settings;
+    const settings = authentication.oidc;
     const programKey = `${id}/oidc`;
     const provider = createOidcProvider({
       settings,

@@ -5,6 +5,7 @@
  */
 
 import type { PasswordHasher } from "../credentials/passwords.ts";
+import type { AuthenticationOf } from "../domain/model/authentication-model.ts";
 import type { ProjectModel } from "../domain/model/project-model.ts";
 import type { UserStore } from "../store/user-store.ts";
 import { createBuiltinProvider } from "./builtin-provider.ts";
@@ -14,18 +15,23 @@ export interface ProviderRegistry {
   providerFor(project: ProjectModel): AuthProvider;
 }
 
-export type CustomProviderFactory = (project: ProjectModel) => AuthProvider;
+/** The provider of a project whose authentication is of kind `P`. */
+export type ProviderFactory<P extends "custom" | "oidc"> = (
+  project: ProjectModel,
+  authentication: AuthenticationOf<P>,
+) => AuthProvider;
 
 export function createProviderRegistry(options: {
   users: UserStore;
   hasher: PasswordHasher;
-  custom: CustomProviderFactory;
-  oidc: CustomProviderFactory;
+  custom: ProviderFactory<"custom">;
+  oidc: ProviderFactory<"oidc">;
 }): ProviderRegistry {
   return {
     providerFor(project) {
-      if (project.definition.authentication.provider === "custom") return options.custom(project);
-      if (project.definition.authentication.provider === "oidc") return options.oidc(project);
+      const { authentication } = project;
+      if (authentication.provider === "custom") return options.custom(project, authentication);
+      if (authentication.provider === "oidc") return options.oidc(project, authentication);
       return createBuiltinProvider({
         users: options.users,
         hasher: options.hasher,

@@ -7,6 +7,8 @@
  * process; `IsolatePool` runs them in this process (tests of pure sandbox
  * behaviour, sync host functions).
  */
+
+export { createSandbox, type Sandbox, type SandboxAccounts } from "./create-sandbox.ts";
 export { SandboxError, type SandboxErrorKind, SandboxHostError, SandboxTimeoutError } from "./errors.ts";
 export { FairShare, type FairShareLimits, FairShareRefusal } from "./fair-share.ts";
 export { FairSharePool } from "./fair-share-pool.ts";

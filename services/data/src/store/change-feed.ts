@@ -20,10 +20,13 @@
  */
 import { randomUUID } from "node:crypto";
 import { BSON } from "mongodb";
+import { z } from "zod";
 import type { RedisClient } from "../../../../shared/redis/clients.ts";
 import { feedAppendedKey, feedStreamKey } from "../../../../shared/redis/key-layout.ts";
 import { defineScript, type Script } from "../../../../shared/redis/scripts.ts";
+import { readStored, readStoredJson } from "../../../../shared/stored-json.ts";
 import type { TenantStorage } from "./storage-names.ts";
+import { storedRow, storedRowId } from "./stored-rows.ts";
 import type { RowDocument, RowId, RowWrite } from "./tenant-rows.ts";
 
 /**
@@ -85,7 +88,8 @@ export interface FeedEvent {
   tx: string;
   table: string;
   verb: FeedVerb;
-  key: RowId;
+  /** The row's `_id`; in entries of earlier releases, a composite key's values. */
+  key: RowId | RowId[];
   /** The row as committed (stored form: columns, `_id`, `_ck`); null for a delete. */
   row: RowDocument | null;
   /**
@@ -116,6 +120,12 @@ function entryOf(write: RowWrite, tx: string, rules: string[]): string[] {
   return fields;
 }
 
+/** An event's key as its entry stores it (JSON text): the row's `_id`, or (earlier) a composite key's values. */
+const storedFeedKey = z.union([storedRowId, z.array(storedRowId)]);
+
+/** The rules an event names, as its entry stores them (JSON text of their names). */
+const storedRules = z.array(z.string());
+
 /** Reads one stream entry back; null when it is not an event of this feed. */
 export function parseFeedEntry(id: string, flat: string[]): FeedEvent | null {
   const f = new Map<string, string>();
@@ -128,17 +138,19 @@ export function parseFeedEntry(id: string, flat: string[]): FeedEvent | null {
   const row = f.get("row");
   const oldRow = f.get("oldRow");
   const ejson = (text: string | undefined) =>
-    text === undefined ? null : (BSON.EJSON.parse(text, { relaxed: true }) as RowDocument);
+    text === undefined
+      ? null
+      : readStored(storedRow, "feed event's row", BSON.EJSON.parse(text, { relaxed: true }));
   return {
     id,
     tx,
     table,
     verb,
-    key: JSON.parse(key) as RowId,
+    key: readStoredJson(storedFeedKey, "feed event's key", key),
     row: ejson(row),
     oldRow: ejson(oldRow),
     oldChecksum: f.get("oldChecksum") ?? null,
-    rules: JSON.parse(f.get("rules") ?? "[]") as string[],
+    rules: readStoredJson(storedRules, "feed event's rules", f.get("rules") ?? "[]"),
   };
 }
 

@@ -18,12 +18,17 @@
  */
 import type { ClientSession, Collection } from "mongodb";
 import type { Connection, Model } from "mongoose";
+import { z } from "zod";
+import { readStoredJson } from "../../../../shared/stored-json.ts";
 import type { FeedBatch } from "./change-feed.ts";
 import { metaModel } from "./meta-model.ts";
 import type { TenantDatabases } from "./tenant-databases.ts";
 
 /** The outbox's collection in each account database. */
 export const OUTBOX_COLLECTION = "feed_outbox";
+
+/** A record's part of the batch's entries as stored: JSON text of the entries' flat field lists. */
+const storedEntries = z.array(z.array(z.string()));
 
 /** One part of a write's events, as stored. */
 export interface OutboxRecord {
@@ -92,7 +97,7 @@ export function batchOf(database: string, first: OutboxRecord, ...more: OutboxRe
     appendedKey: first.appendedKey,
     maxLength: first.maxLength,
     maxAgeMs: first.maxAgeMs,
-    entries: sorted.flatMap((r) => JSON.parse(r.entries) as string[][]),
+    entries: sorted.flatMap((r) => readStoredJson(storedEntries, "feed outbox record's entries", r.entries)),
   };
 }
 

@@ -8,6 +8,8 @@
  * next time they are written.
  */
 import type { Connection, Model } from "mongoose";
+import { z } from "zod";
+import { readStoredJson } from "../../../../shared/stored-json.ts";
 import { metaModel } from "./meta-model.ts";
 
 export interface UserDoc {
@@ -39,6 +41,9 @@ export interface ProjectIncarnation {
   name: string;
   uid: string;
 }
+
+/** A user's globals as stored (JSON text of an object; "" or none for a user stored without any). */
+const storedGlobals = z.record(z.string(), z.unknown());
 
 const ownId = (project: ProjectIncarnation, username: string) => `${project.uid}/${username}`;
 const legacyId = (project: ProjectIncarnation, username: string) =>
@@ -169,7 +174,7 @@ function toStoredUser(doc: UserDoc): StoredUser {
     username: doc.username,
     passwordHash: doc.passwordHash,
     roles: doc.roles ?? [],
-    globals: JSON.parse(doc.globalsJson || "{}"),
+    globals: readStoredJson(storedGlobals, "user's globals", doc.globalsJson || "{}"),
     keyLifetimeSeconds: doc.keyLifetimeSeconds ?? undefined,
   };
 }

@@ -25,74 +25,36 @@ import {
   webhookStateKey,
   webhookSubscriptionsKey,
 } from "../../../../shared/redis/key-layout.ts";
-import { defineScript, type Script } from "../../../../shared/redis/scripts.ts";
-import type { FeedVerb } from "./change-feed.ts";
+import { defineNamedScript, type NamedScript, type ScriptShape } from "../../../../shared/redis/scripts.ts";
+import { readStoredJson } from "../../../../shared/stored-json.ts";
 import type { TenantStorage } from "./storage-names.ts";
+import {
+  type DeadLetter,
+  type DeliveryLogEntry,
+  deadLetterRecord,
+  deliveryLogRecord,
+  type RetryState,
+  retryStateRecord,
+  type WebhookProject,
+  type WebhookSubscription,
+  webhookProjectRecord,
+  webhookSubscriptionRecord,
+} from "./webhook-records.ts";
 
-export interface WebhookSubscription {
-  id: string;
-  account: string;
-  project: string;
-  /** The project incarnation it was made for: a project created again under the name has none of it. */
-  projectUid: string;
-  url: string;
-  tables: string[];
-  verbs: FeedVerb[];
-  filter: string | null;
-  description: string;
-  /**
-   * `whsec_` + base64, as the store keeps it: sealed under SECRETS_KEY (store/secret-box.ts), or as
-   * it is without one. It signs every delivery (Standard Webhooks), so it is not hashed.
-   */
-  secret: string;
-  /** The secret a rotation replaced (kept as `secret` is), which signs beside the new one until `until` (ms). */
-  previousSecret?: { secret: string; until: number };
-  created: string;
-}
+export type {
+  DeadLetter,
+  DeliveryLogEntry,
+  DeliveryOutcome,
+  RetryState,
+  WebhookProject,
+  WebhookSubscription,
+} from "./webhook-records.ts";
 
 /** What an update found: done, the subscription gone, or changed by someone else since it was read. */
 export type UpdateOutcome = "updated" | "gone" | "changed";
 
-/** A project incarnation with subscriptions, as the index keeps it. */
-export interface WebhookProject {
-  account: string;
-  project: string;
-  uid: string;
-  storage: TenantStorage;
-}
-
 /** Where an entry was read: the project's feed, or the subscription's replay stream. */
 export type DeliverySource = "feed" | "replay";
-
-/** An event that failed at least once: what is needed to send it again, whatever the feed kept. */
-export interface RetryState {
-  webhookId: string;
-  /** The feed position of the event. */
-  position: string;
-  type: string;
-  body: string;
-  attempts: number;
-  firstAttemptAt: number;
-  lastStatus: number | null;
-  lastError: string | null;
-}
-
-export interface DeadLetter extends RetryState {
-  parkedAt: number;
-}
-
-export type DeliveryOutcome = "delivered" | "failed" | "dead" | "lost";
-
-export interface DeliveryLogEntry {
-  at: number;
-  outcome: DeliveryOutcome;
-  webhookId: string | null;
-  position: string | null;
-  attempt: number;
-  status: number | null;
-  latencyMs: number | null;
-  error: string | null;
-}
 
 /** The group of a subscription on its project's feed and on its replay stream. */
 export const groupOf = (subscription: string) => `hook:${subscription}`;
@@ -106,6 +68,10 @@ for i = 2, 3 do
   local ok = pcall(redis.call, 'XGROUP', 'CREATE', KEYS[i], ARGV[3], '$', 'MKSTREAM')
 end
 return 1`;
+const CREATE_SHAPE = {
+  keys: ["subscriptions", "feed", "replay"],
+  args: ["id", "record", "group", "most"],
+} as const;
 
 // KEYS: subscriptions hash. ARGV: id, the record as it was read, the new record.
 // 1 updated, 0 gone, -1 changed since it was read.
@@ -115,6 +81,7 @@ if not now then return 0 end
 if now ~= ARGV[2] then return -1 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
 return 1`;
+const UPDATE_SHAPE = { keys: ["subscriptions"], args: ["id", "before", "after"] } as const;
 
 // KEYS: subscriptions hash, feed, replay, retry, state, dead, log, circuits hash. ARGV: id, group.
 const DELETE = `
@@ -123,6 +90,10 @@ redis.call('HDEL', KEYS[8], ARGV[1])
 pcall(redis.call, 'XGROUP', 'DESTROY', KEYS[2], ARGV[2])
 redis.call('DEL', KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7])
 return 1`;
+const DELETE_SHAPE = {
+  keys: ["subscriptions", "feed", "replay", "retry", "state", "dead", "log", "circuits"],
+  args: ["id", "group"],
+} as const;
 
 // KEYS: circuits hash, subscriptions hash. ARGV: id, the circuit as it was read ('' for none),
 // the new one ('' for none: closed). {1} set, {0} the subscription is gone, {-1, now} changed since it
@@ -133,6 +104,7 @@ local now = redis.call('HGET', KEYS[1], ARGV[1]) or ''
 if now ~= ARGV[2] then return {-1, now} end
 if ARGV[3] == '' then redis.call('HDEL', KEYS[1], ARGV[1]) else redis.call('HSET', KEYS[1], ARGV[1], ARGV[3]) end
 return {1}`;
+const SET_CIRCUIT_SHAPE = { keys: ["circuits", "subscriptions"], args: ["id", "before", "after"] } as const;
 
 /** Lua: the entry ARGV[e] leaves group ARGV[g] of stream `key` (a replay entry leaves the stream too). */
 const SETTLE_LUA = `
@@ -150,12 +122,17 @@ redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
 settle(KEYS[3], 4, 5, 6)
 return 1`;
+const FAIL_SHAPE = {
+  keys: ["state", "retry", "source", "subscriptions"],
+  args: ["webhookId", "record", "dueAt", "group", "entry", "drop", "id"],
+} as const;
 
 // KEYS: state, retry. ARGV: webhook id.
 const RETRIED = `
 redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('HDEL', KEYS[1], ARGV[1])
 return 1`;
+const RETRIED_SHAPE = { keys: ["state", "retry"], args: ["webhookId"] } as const;
 
 // KEYS: state, retry, dead, source stream, subscriptions hash. ARGV: webhook id, dead letter, group,
 // entry id ('' for a retry), drop, subscription id. Nothing once the subscription is gone.
@@ -166,6 +143,10 @@ redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('HDEL', KEYS[1], ARGV[1])
 settle(KEYS[4], 3, 4, 5)
 return 1`;
+const PARK_SHAPE = {
+  keys: ["state", "retry", "dead", "source", "subscriptions"],
+  args: ["webhookId", "record", "group", "entry", "drop", "id"],
+} as const;
 
 // KEYS: log, subscriptions hash. ARGV: entry, kept, subscription id. Nothing once the subscription is gone.
 const LOG = `
@@ -173,6 +154,7 @@ if redis.call('HEXISTS', KEYS[2], ARGV[3]) == 0 then return 0 end
 redis.call('LPUSH', KEYS[1], ARGV[1])
 redis.call('LTRIM', KEYS[1], 0, tonumber(ARGV[2]) - 1)
 return 1`;
+const LOG_SHAPE = { keys: ["log", "subscriptions"], args: ["entry", "keep", "id"] } as const;
 
 // KEYS: retry, state. ARGV: now, lease until, count. Takes the due retries for one lease.
 const TAKE_DUE = `
@@ -188,6 +170,7 @@ for _, id in ipairs(due) do
   end
 end
 return out`;
+const TAKE_DUE_SHAPE = { keys: ["retry", "state"], args: ["now", "leaseUntil", "count"] } as const;
 
 // KEYS: dead, replay. ARGV: webhook id ('' for all). Moves dead letters to the replay stream.
 const REPLAY = `
@@ -203,6 +186,7 @@ for _, id in ipairs(ids) do
   end
 end
 return n`;
+const REPLAY_SHAPE = { keys: ["dead", "replay"], args: ["webhookId"] } as const;
 
 // KEYS: feed. ARGV: group. Events trimmed from the feed before the group read them: counted once
 // (the group's read counter is moved past them), 0 when none.
@@ -227,6 +211,7 @@ local unread = stream['entries-added'] - read - kept
 if unread <= 0 then return 0 end
 redis.call('XGROUP', 'SETID', KEYS[1], ARGV[1], last, 'ENTRIESREAD', read + unread)
 return unread`;
+const TRIMMED_UNREAD_SHAPE = { keys: ["feed"], args: ["group"] } as const;
 
 // KEYS: stream. ARGV: group, idle ms, this consumer. Drops consumers (processes gone) that hold
 // nothing and have not been heard of for the idle time; how many.
@@ -243,6 +228,7 @@ for _, flat in ipairs(consumers) do
   end
 end
 return n`;
+const DROP_IDLE_CONSUMERS_SHAPE = { keys: ["stream"], args: ["group", "idleMs", "self"] } as const;
 
 type StreamEntry = [string, string[]];
 
@@ -252,37 +238,47 @@ export type CircuitSetOutcome =
   | { outcome: "gone" }
   | { outcome: "changed"; now: string };
 
+/** A script of the store, called with its keys and arguments by name. */
+type Named<S> = S extends ScriptShape<infer K, infer A> ? NamedScript<K, A> : never;
+
 export class WebhookStore {
   readonly #redis: RedisClient;
   readonly #prefix: string;
-  readonly #create: Script;
-  readonly #update: Script;
-  readonly #delete: Script;
-  readonly #fail: Script;
-  readonly #retried: Script;
-  readonly #park: Script;
-  readonly #takeDue: Script;
-  readonly #replay: Script;
-  readonly #log: Script;
-  readonly #dropIdle: Script;
-  readonly #trimmed: Script;
-  readonly #setCircuit: Script;
+  readonly #create: Named<typeof CREATE_SHAPE>;
+  readonly #update: Named<typeof UPDATE_SHAPE>;
+  readonly #delete: Named<typeof DELETE_SHAPE>;
+  readonly #fail: Named<typeof FAIL_SHAPE>;
+  readonly #retried: Named<typeof RETRIED_SHAPE>;
+  readonly #park: Named<typeof PARK_SHAPE>;
+  readonly #takeDue: Named<typeof TAKE_DUE_SHAPE>;
+  readonly #replay: Named<typeof REPLAY_SHAPE>;
+  readonly #log: Named<typeof LOG_SHAPE>;
+  readonly #dropIdle: Named<typeof DROP_IDLE_CONSUMERS_SHAPE>;
+  readonly #trimmed: Named<typeof TRIMMED_UNREAD_SHAPE>;
+  readonly #setCircuit: Named<typeof SET_CIRCUIT_SHAPE>;
+  /** The text each subscription was read from: an update compares the stored record with it. */
+  readonly #readFrom = new WeakMap<WebhookSubscription, string>();
 
   constructor(redis: RedisClient, prefix: string) {
     this.#redis = redis;
     this.#prefix = prefix;
-    this.#create = defineScript(redis, "hook_create", CREATE);
-    this.#update = defineScript(redis, "hook_update", UPDATE);
-    this.#delete = defineScript(redis, "hook_delete", DELETE);
-    this.#fail = defineScript(redis, "hook_fail", FAIL);
-    this.#retried = defineScript(redis, "hook_retried", RETRIED);
-    this.#park = defineScript(redis, "hook_park", PARK);
-    this.#takeDue = defineScript(redis, "hook_take_due", TAKE_DUE);
-    this.#replay = defineScript(redis, "hook_replay", REPLAY);
-    this.#log = defineScript(redis, "hook_log", LOG);
-    this.#dropIdle = defineScript(redis, "hook_drop_idle_consumers", DROP_IDLE_CONSUMERS);
-    this.#trimmed = defineScript(redis, "hook_trimmed_unread", TRIMMED_UNREAD);
-    this.#setCircuit = defineScript(redis, "hook_set_circuit", SET_CIRCUIT);
+    this.#create = defineNamedScript(redis, "hook_create", CREATE, CREATE_SHAPE);
+    this.#update = defineNamedScript(redis, "hook_update", UPDATE, UPDATE_SHAPE);
+    this.#delete = defineNamedScript(redis, "hook_delete", DELETE, DELETE_SHAPE);
+    this.#fail = defineNamedScript(redis, "hook_fail", FAIL, FAIL_SHAPE);
+    this.#retried = defineNamedScript(redis, "hook_retried", RETRIED, RETRIED_SHAPE);
+    this.#park = defineNamedScript(redis, "hook_park", PARK, PARK_SHAPE);
+    this.#takeDue = defineNamedScript(redis, "hook_take_due", TAKE_DUE, TAKE_DUE_SHAPE);
+    this.#replay = defineNamedScript(redis, "hook_replay", REPLAY, REPLAY_SHAPE);
+    this.#log = defineNamedScript(redis, "hook_log", LOG, LOG_SHAPE);
+    this.#dropIdle = defineNamedScript(
+      redis,
+      "hook_drop_idle_consumers",
+      DROP_IDLE_CONSUMERS,
+      DROP_IDLE_CONSUMERS_SHAPE,
+    );
+    this.#trimmed = defineNamedScript(redis, "hook_trimmed_unread", TRIMMED_UNREAD, TRIMMED_UNREAD_SHAPE);
+    this.#setCircuit = defineNamedScript(redis, "hook_set_circuit", SET_CIRCUIT, SET_CIRCUIT_SHAPE);
   }
 
   #circuits(s: TenantStorage): string {
@@ -317,29 +313,35 @@ export class WebhookStore {
       `${storage.database}/${storage.collectionPrefix}`,
       JSON.stringify(project),
     );
-    const created = await this.#create(
-      3,
-      this.#subscriptions(storage),
-      this.#feed(storage),
-      this.#part(storage, subscription.id, "replay"),
-      subscription.id,
-      JSON.stringify(subscription),
-      groupOf(subscription.id),
+    const created = await this.#create({
+      subscriptions: this.#subscriptions(storage),
+      feed: this.#feed(storage),
+      replay: this.#part(storage, subscription.id, "replay"),
+      id: subscription.id,
+      record: JSON.stringify(subscription),
+      group: groupOf(subscription.id),
       most,
-    );
+    });
     return created === 1;
   }
 
   async list(storage: TenantStorage): Promise<WebhookSubscription[]> {
     const all = await this.#redis.hvals(this.#subscriptions(storage));
     return all
-      .map((text) => JSON.parse(text) as WebhookSubscription)
+      .map((text) => this.#subscription(text))
       .sort((a, b) => a.created.localeCompare(b.created) || a.id.localeCompare(b.id));
   }
 
   async get(storage: TenantStorage, id: string): Promise<WebhookSubscription | null> {
     const text = await this.#redis.hget(this.#subscriptions(storage), id);
-    return text === null ? null : (JSON.parse(text) as WebhookSubscription);
+    return text === null ? null : this.#subscription(text);
+  }
+
+  /** A subscription read from its stored text (which an update of it compares with). */
+  #subscription(text: string): WebhookSubscription {
+    const subscription = readStoredJson(webhookSubscriptionRecord, "webhook subscription", text);
+    this.#readFrom.set(subscription, text);
+    return subscription;
   }
 
   /**
@@ -351,30 +353,29 @@ export class WebhookStore {
     before: WebhookSubscription,
     after: WebhookSubscription,
   ): Promise<UpdateOutcome> {
-    const n = await this.#update(
-      1,
-      this.#subscriptions(storage),
-      before.id,
-      JSON.stringify(before),
-      JSON.stringify(after),
-    );
+    const n = await this.#update({
+      subscriptions: this.#subscriptions(storage),
+      id: before.id,
+      before: this.#readFrom.get(before) ?? JSON.stringify(before),
+      after: JSON.stringify(after),
+    });
     return n === 1 ? "updated" : n === 0 ? "gone" : "changed";
   }
 
   /** Removes the subscription, its groups and everything its delivery kept; false when there was none. */
   async delete(storage: TenantStorage, id: string): Promise<boolean> {
-    const parts = (["replay", "retry", "state", "dead", "log"] as const).map((p) =>
-      this.#part(storage, id, p),
-    );
-    const n = await this.#delete(
-      8,
-      this.#subscriptions(storage),
-      this.#feed(storage),
-      ...parts,
-      this.#circuits(storage),
+    const n = await this.#delete({
+      subscriptions: this.#subscriptions(storage),
+      feed: this.#feed(storage),
+      replay: this.#part(storage, id, "replay"),
+      retry: this.#part(storage, id, "retry"),
+      state: this.#part(storage, id, "state"),
+      dead: this.#part(storage, id, "dead"),
+      log: this.#part(storage, id, "log"),
+      circuits: this.#circuits(storage),
       id,
-      groupOf(id),
-    );
+      group: groupOf(id),
+    });
     return n === 1;
   }
 
@@ -395,14 +396,13 @@ export class WebhookStore {
     before: string,
     after: string,
   ): Promise<CircuitSetOutcome> {
-    const [n, now] = (await this.#setCircuit(
-      2,
-      this.#circuits(storage),
-      this.#subscriptions(storage),
+    const [n, now] = (await this.#setCircuit({
+      circuits: this.#circuits(storage),
+      subscriptions: this.#subscriptions(storage),
       id,
       before,
       after,
-    )) as [number, string?];
+    })) as [number, string?];
     return n === 1
       ? { outcome: "set" }
       : n === 0
@@ -413,7 +413,7 @@ export class WebhookStore {
   /** The project incarnations that have (or had) subscriptions. */
   async projects(): Promise<WebhookProject[]> {
     const all = await this.#redis.hvals(webhookProjectsKey(this.#prefix));
-    return all.map((text) => JSON.parse(text) as WebhookProject);
+    return all.map((text) => readStoredJson(webhookProjectRecord, "webhook project", text));
   }
 
   /** Drops an incarnation that no longer exists: its subscriptions and their state. */
@@ -486,7 +486,12 @@ export class WebhookStore {
     idleMs: number,
     self: string,
   ): Promise<number> {
-    return (await this.#dropIdle(1, this.#source(storage, id, source), groupOf(id), idleMs, self)) as number;
+    return (await this.#dropIdle({
+      stream: this.#source(storage, id, source),
+      group: groupOf(id),
+      idleMs,
+      self,
+    })) as number;
   }
 
   /** First attempts answered (or events the subscription does not take): the entries leave the group's pending list. */
@@ -510,25 +515,24 @@ export class WebhookStore {
     state: RetryState,
     dueAt: number,
   ): Promise<void> {
-    await this.#fail(
-      4,
-      this.#part(storage, id, "state"),
-      this.#part(storage, id, "retry"),
-      this.#source(storage, id, from?.source ?? "feed"),
-      this.#subscriptions(storage),
-      state.webhookId,
-      JSON.stringify(state),
+    await this.#fail({
+      state: this.#part(storage, id, "state"),
+      retry: this.#part(storage, id, "retry"),
+      ...this.#settling(storage, id, from),
+      subscriptions: this.#subscriptions(storage),
+      webhookId: state.webhookId,
+      record: JSON.stringify(state),
       dueAt,
-      groupOf(id),
-      from?.entry ?? "",
-      from?.source === "replay" ? "1" : "0",
-      id,
-    );
+    });
   }
 
   /** A retry answered: its state is dropped. */
   async retried(storage: TenantStorage, id: string, webhookId: string): Promise<void> {
-    await this.#retried(2, this.#part(storage, id, "state"), this.#part(storage, id, "retry"), webhookId);
+    await this.#retried({
+      state: this.#part(storage, id, "state"),
+      retry: this.#part(storage, id, "retry"),
+      webhookId,
+    });
   }
 
   /** Out of retries: the event is parked as a dead letter. */
@@ -538,20 +542,29 @@ export class WebhookStore {
     from: { source: DeliverySource; entry: string } | null,
     dead: DeadLetter,
   ): Promise<void> {
-    await this.#park(
-      5,
-      this.#part(storage, id, "state"),
-      this.#part(storage, id, "retry"),
-      this.#part(storage, id, "dead"),
-      this.#source(storage, id, from?.source ?? "feed"),
-      this.#subscriptions(storage),
-      dead.webhookId,
-      JSON.stringify(dead),
-      groupOf(id),
-      from?.entry ?? "",
-      from?.source === "replay" ? "1" : "0",
+    await this.#park({
+      state: this.#part(storage, id, "state"),
+      retry: this.#part(storage, id, "retry"),
+      dead: this.#part(storage, id, "dead"),
+      ...this.#settling(storage, id, from),
+      subscriptions: this.#subscriptions(storage),
+      webhookId: dead.webhookId,
+      record: JSON.stringify(dead),
+    });
+  }
+
+  /**
+   * What a script that settles an attempt needs of where it came from: the stream, the group and
+   * the entry that leaves it ('' for a retry), and whether the entry leaves the stream too (a replay).
+   */
+  #settling(storage: TenantStorage, id: string, from: { source: DeliverySource; entry: string } | null) {
+    return {
+      source: this.#source(storage, id, from?.source ?? "feed"),
+      group: groupOf(id),
+      entry: from?.entry ?? "",
+      drop: from?.source === "replay" ? "1" : "0",
       id,
-    );
+    };
   }
 
   /** Up to `count` retries due at `now`, taken until `leaseUntil` (then due again unless settled). */
@@ -562,15 +575,14 @@ export class WebhookStore {
     leaseUntil: number,
     count: number,
   ): Promise<RetryState[]> {
-    const states = (await this.#takeDue(
-      2,
-      this.#part(storage, id, "retry"),
-      this.#part(storage, id, "state"),
+    const states = (await this.#takeDue({
+      retry: this.#part(storage, id, "retry"),
+      state: this.#part(storage, id, "state"),
       now,
       leaseUntil,
       count,
-    )) as string[];
-    return states.map((text) => JSON.parse(text) as RetryState);
+    })) as string[];
+    return states.map((text) => readStoredJson(retryStateRecord, "webhook retry state", text));
   }
 
   /** Retries waiting (for tests and the console). */
@@ -580,30 +592,35 @@ export class WebhookStore {
 
   async log(storage: TenantStorage, id: string, entry: DeliveryLogEntry, keep: number): Promise<void> {
     const key = this.#part(storage, id, "log");
-    await this.#log(2, key, this.#subscriptions(storage), JSON.stringify(entry), keep, id);
+    await this.#log({
+      log: key,
+      subscriptions: this.#subscriptions(storage),
+      entry: JSON.stringify(entry),
+      keep,
+      id,
+    });
   }
 
   /** The newest `count` log entries, newest first. */
   async deliveryLog(storage: TenantStorage, id: string, count: number): Promise<DeliveryLogEntry[]> {
     const all = await this.#redis.lrange(this.#part(storage, id, "log"), 0, count - 1);
-    return all.map((text) => JSON.parse(text) as DeliveryLogEntry);
+    return all.map((text) => readStoredJson(deliveryLogRecord, "webhook delivery log entry", text));
   }
 
   async deadLetters(storage: TenantStorage, id: string): Promise<DeadLetter[]> {
     const all = await this.#redis.hvals(this.#part(storage, id, "dead"));
     return all
-      .map((text) => JSON.parse(text) as DeadLetter)
+      .map((text) => readStoredJson(deadLetterRecord, "webhook dead letter", text))
       .sort((a, b) => a.parkedAt - b.parkedAt || a.webhookId.localeCompare(b.webhookId));
   }
 
   /** Sends dead letters again (one, or all with `webhookId` null): how many there were. */
   async replay(storage: TenantStorage, id: string, webhookId: string | null): Promise<number> {
-    return (await this.#replay(
-      2,
-      this.#part(storage, id, "dead"),
-      this.#part(storage, id, "replay"),
-      webhookId ?? "",
-    )) as number;
+    return (await this.#replay({
+      dead: this.#part(storage, id, "dead"),
+      replay: this.#part(storage, id, "replay"),
+      webhookId: webhookId ?? "",
+    })) as number;
   }
 
   /** Drops one dead letter; false when there was none. */
@@ -613,6 +630,6 @@ export class WebhookStore {
 
   /** Events the feed trimmed before the subscription read them (each counted once). */
   async trimmedUnread(storage: TenantStorage, id: string): Promise<number> {
-    return (await this.#trimmed(1, this.#feed(storage), groupOf(id))) as number;
+    return (await this.#trimmed({ feed: this.#feed(storage), group: groupOf(id) })) as number;
   }
 }

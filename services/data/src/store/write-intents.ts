@@ -32,6 +32,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { BSON } from "mongodb";
+import { z } from "zod";
 import { type ApiError, errors } from "../../../../shared/errors.ts";
 import type { RedisClient } from "../../../../shared/redis/clients.ts";
 import {
@@ -42,8 +43,10 @@ import {
   rowLockKey,
 } from "../../../../shared/redis/key-layout.ts";
 import { defineScript, type Script } from "../../../../shared/redis/scripts.ts";
+import { issuesOf, readStoredJson } from "../../../../shared/stored-json.ts";
 import { APPEND_FEED_LUA, appendArgs, type FeedBatch } from "./change-feed.ts";
 import type { PlannedWrite } from "./guarded-writes.ts";
+import { storedRow } from "./stored-rows.ts";
 import type { RowId } from "./tenant-store.ts";
 
 const NOW = `
@@ -289,11 +292,30 @@ export function encodeIntent(body: IntentBody): string {
   return BSON.EJSON.stringify(body, { relaxed: true });
 }
 
+/** A stored intent's body (EJSON, parsed): its database and its writes, each by collection. */
+const storedIntentBody = z.looseObject({
+  database: z.string(),
+  writes: z.array(
+    z.discriminatedUnion("kind", [
+      z.looseObject({ kind: z.literal("insert"), collection: z.string(), after: storedRow }),
+      z.looseObject({
+        kind: z.literal("update"),
+        collection: z.string(),
+        before: storedRow,
+        after: storedRow,
+      }),
+      z.looseObject({ kind: z.literal("delete"), collection: z.string(), before: storedRow }),
+    ]),
+  ),
+});
+
+/** The row locks a claimed intent holds, as stored (JSON text of their names). */
+const storedLockKeys = z.array(z.string());
+
 export function decodeIntent(text: string): IntentBody {
-  const body = BSON.EJSON.parse(text, { relaxed: true }) as IntentBody;
-  if (typeof body?.database !== "string" || !Array.isArray(body.writes))
-    throw new Error("not a write intent");
-  return body;
+  const parsed = storedIntentBody.safeParse(BSON.EJSON.parse(text, { relaxed: true }));
+  if (!parsed.success) throw new Error(`not a write intent: ${issuesOf(parsed.error)}`);
+  return parsed.data;
 }
 
 /**
@@ -575,7 +597,7 @@ export class WriteIntents {
       return {
         id,
         owner,
-        keys: JSON.parse(keys) as string[],
+        keys: readStoredJson(storedLockKeys, "write intent's row locks", keys),
         ageMs: Number(now) - Number(since),
         ...decodeIntent(body),
       };

@@ -7,8 +7,10 @@
  * measurements (HSET) to both resolutions in one pipeline; a read fetches every
  * period of the range in one pipeline.
  */
+import { z } from "zod";
 import type { RedisClient } from "../../../../shared/redis/clients.ts";
 import { usageSeriesKey, usageSnapshotKey } from "../../../../shared/redis/key-layout.ts";
+import { readStoredJson } from "../../../../shared/stored-json.ts";
 import {
   aggregate,
   bucketOf,
@@ -25,13 +27,15 @@ export interface UsageRetention {
 }
 
 /** The store's last measurement of an account: bytes, rows, and per project and table. */
-export interface UsageSnapshot {
-  at: number;
-  storedBytes: number;
-  rows: number;
+export const usageSnapshotRecord = z.object({
+  at: z.number(),
+  storedBytes: z.number(),
+  rows: z.number(),
   /** project → table → its rows and bytes. */
-  projects: Record<string, Record<string, { rows: number; bytes: number }>>;
-}
+  projects: z.record(z.string(), z.record(z.string(), z.object({ rows: z.number(), bytes: z.number() }))),
+});
+
+export type UsageSnapshot = z.infer<typeof usageSnapshotRecord>;
 
 export class UsageSeries {
   readonly #redis: RedisClient;
@@ -90,7 +94,7 @@ export class UsageSeries {
   /** The last measurement of the account's storage; undefined before the first. */
   async snapshot(account: string): Promise<UsageSnapshot | undefined> {
     const text = await this.#redis.get(usageSnapshotKey(this.#prefix, account));
-    return text === null ? undefined : (JSON.parse(text) as UsageSnapshot);
+    return text === null ? undefined : readStoredJson(usageSnapshotRecord, "usage snapshot", text);
   }
 
   /** Forgets the account's measurement (deleted: a successor starts unmeasured); its series expire. */

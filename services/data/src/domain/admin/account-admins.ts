@@ -12,6 +12,7 @@ import {
   REFUSED,
 } from "../../../../../shared/contracts/internal-api.ts";
 import type { AdminRole } from "../../../../../shared/keys/key-record.ts";
+import { present } from "../../../../../shared/present.ts";
 import { checkPasswordLogin } from "../../credentials/password-login.ts";
 import type { PasswordHasher } from "../../credentials/passwords.ts";
 import type { AdminStore, StoredAdmin } from "../../store/admin-store.ts";
@@ -69,10 +70,15 @@ export async function authenticateAdmin(
     find: async (name) => (accountUid === undefined ? null : deps.admins.get(accountUid, name)),
     changePassword: (name, expectedHash, passwordHash) => {
       newStamp = newCredentialStamp();
-      return deps.admins.changePassword(accountUid!, name, expectedHash, {
-        passwordHash,
-        credentialStamp: newStamp,
-      });
+      return deps.admins.changePassword(
+        present(accountUid, "the account's incarnation"),
+        name,
+        expectedHash,
+        {
+          passwordHash,
+          credentialStamp: newStamp,
+        },
+      );
     },
   });
   if (!login.ok) return { verdict: REFUSED };

@@ -12,6 +12,7 @@
  * secret field is marked by adding its path to SECRET_FIELDS.
  */
 import { isDeepStrictEqual } from "node:util";
+import { present } from "../../../../../shared/present.ts";
 import { jsonPath, type Problem } from "./problems.ts";
 
 export const SECRET_FIELDS: readonly (readonly string[])[] = [["authentication", "config", "*"]];
@@ -56,7 +57,7 @@ function valueAt(definition: unknown, path: readonly string[]): unknown {
 /** Sets a value whose parent exists (every path here was found by secretPaths). */
 function setAt(definition: unknown, path: readonly string[], value: unknown): void {
   const parent = valueAt(definition, path.slice(0, -1)) as Json;
-  parent[path[path.length - 1]!] = value;
+  parent[present(path.at(-1), "a secret's name")] = value;
 }
 
 /** A copy of the definition with each secret value replaced by `change(value)`. */

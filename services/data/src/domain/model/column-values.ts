@@ -5,6 +5,7 @@
  */
 import { errors } from "../../../../../shared/errors.ts";
 import { decodePathSegment } from "../../../../../shared/http/path-segment.ts";
+import { present } from "../../../../../shared/present.ts";
 import type { RowId } from "../../store/tenant-rows.ts";
 import type { ColumnModel, TableModel } from "./project-model.ts";
 
@@ -105,8 +106,8 @@ export function parseKeySegment(table: TableModel, raw: string): Record<string, 
   }
   const values: Record<string, unknown> = {};
   table.key.forEach((k, i) => {
-    const text = decodePathSegment(parts[i]!);
-    const column = table.columns.get(k)!;
+    const text = decodePathSegment(present(parts[i], "a key part"));
+    const column = present(table.columns.get(k), `key column '${k}' of '${table.name}'`);
     try {
       values[k] = coerceValue(column, column.type === "string" ? text : parseScalar(text), k);
     } catch {

@@ -8,6 +8,8 @@
  * grand-parent's column). A role path names a parent row the same way:
  * `order`, `order.customer`. Pure functions of the compiled tables.
  */
+
+import { present } from "../../../../../shared/present.ts";
 import type { Relationship, TableModel } from "./table-model.ts";
 
 /** What one chain of names read from `row` means. */
@@ -65,7 +67,7 @@ export function depTarget(
   dep: string,
 ): DepTarget | undefined {
   const names = dep.split(".");
-  const column = names.pop()!;
+  const column = present(names.pop(), "a dependency's column");
   const rels: Relationship[] = [];
   let current = table;
   for (const role of names) {

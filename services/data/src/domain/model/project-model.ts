@@ -18,6 +18,7 @@ import type {
   VersionDefinition,
   VersionResponseFormat,
 } from "../definition/project-definition.ts";
+import { type AuthenticationModel, compileAuthentication } from "./authentication-model.ts";
 import { checkRuleLibraries } from "./rule-library-check.ts";
 import { compileLogic, type LogicModel } from "./rule-model.ts";
 import { compileVersionScripts, isJavaScriptResource, type VersionScripts } from "./script-model.ts";
@@ -79,6 +80,8 @@ export interface ProjectModel {
   /** Where its rows live (recorded names: a re-created project never sees an old one's rows). */
   storage: TenantStorage;
   definition: ProjectDefinition;
+  /** The definition's `authentication`, checked: one kind per provider, with that provider's fields. */
+  authentication: AuthenticationModel;
   tables: Map<string, TableModel>;
   versions: Map<string, VersionModel>;
   roles: Map<string, RoleModel>;
@@ -148,12 +151,21 @@ export function compileProject(
   const { logic, problems: ruleProblems } = compileLogic(tables, definition.rules, lost);
   problems.push(...ruleProblems);
   checkRuleLibraries(definition.libraries, definition.rules.length > 0, report);
-  checkAuthentication(definition, context);
+  const authentication = compileAuthentication(definition, context);
 
-  if (problems.length > 0) return { ok: false, problems };
+  if (problems.length > 0 || !authentication) return { ok: false, problems };
   return {
     ok: true,
-    model: { ...identity, definition, tables, versions, roles, rules: definition.rules, logic },
+    model: {
+      ...identity,
+      definition,
+      authentication,
+      tables,
+      versions,
+      roles,
+      rules: definition.rules,
+      logic,
+    },
   };
 }
 
@@ -339,18 +351,4 @@ function compileRoles(
     result.set(roleName, { name: roleName, tables: access });
   }
   return result;
-}
-
-function checkAuthentication(definition: ProjectDefinition, { lost, report }: Context): void {
-  const auth = definition.authentication;
-  if (auth.provider === "oidc" && !auth.oidc && !lost.has(["authentication", "oidc"]))
-    report(["authentication", "oidc"], "an oidc provider needs 'oidc' (issuer, audience, …)");
-  if (auth.provider !== "oidc" && auth.oidc) report(["authentication", "oidc"], "only for provider 'oidc'");
-  if (auth.provider !== "custom") return;
-  if (!auth.library) report(["authentication", "library"], "a custom provider needs 'library'");
-  else if (!Object.hasOwn(definition.libraries, auth.library) && !lost.has(["libraries", auth.library])) {
-    report(["authentication", "library"], `no library '${auth.library}' in 'libraries'`);
-  }
-  if (!auth.createFunction)
-    report(["authentication", "createFunction"], "a custom provider needs 'createFunction'");
 }

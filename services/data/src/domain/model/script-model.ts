@@ -58,11 +58,8 @@ export interface CallerRoles {
 
 /** May the caller call the resource? (Its `roles`, when it lists any; an account administrator always.) */
 export function mayCall(resource: JavaScriptResourceModel, principal: CallerRoles): boolean {
-  return (
-    !resource.roles ||
-    principal.administrator !== undefined ||
-    principal.roles.some((role) => resource.roles!.has(role))
-  );
+  const { roles } = resource;
+  return !roles || principal.administrator !== undefined || principal.roles.some((role) => roles.has(role));
 }
 
 /** 403/4031 unless the caller may call the resource. */

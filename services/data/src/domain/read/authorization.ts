@@ -72,8 +72,8 @@ export function permissionFor(
   const unrestrictedRows = grants.some((g) => !g.rowFilter);
   const allColumns = grants.some((g) => !g.columns);
   return {
-    rowFilters: unrestrictedRows ? null : grants.map((g) => g.rowFilter!),
-    columns: allColumns ? null : new Set(grants.flatMap((g) => [...g.columns!])),
+    rowFilters: unrestrictedRows ? null : grants.flatMap((g) => (g.rowFilter ? [g.rowFilter] : [])),
+    columns: allColumns ? null : new Set(grants.flatMap((g) => [...(g.columns ?? [])])),
   };
 }
 

@@ -86,7 +86,8 @@ export function rowFilterQuery(
       ),
     ),
   );
-  return parts.length === 1 ? parts[0]! : or(parts);
+  const [only] = parts;
+  return parts.length === 1 && only ? only : or(parts);
 }
 
 export function buildQuery(
@@ -126,9 +127,10 @@ export function childrenQuery(rel: Relationship, parent: Record<string, unknown>
  */
 export function childrenOfAnyQuery(rel: Relationship, parentKeys: unknown[][]): RowFilter {
   const tuples = distinctByJson(parentKeys);
-  if (rel.childColumns.length === 1)
+  const [only] = rel.childColumns;
+  if (rel.childColumns.length === 1 && only !== undefined)
     return columnIn(
-      rel.childColumns[0]!,
+      only,
       tuples.map((t) => t[0]),
     );
   return or(tuples.map((t) => columnsEqual(rel.childColumns, t)));

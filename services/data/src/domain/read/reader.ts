@@ -9,6 +9,7 @@
  * them (the nested resource read alone, restricted to that parent).
  */
 import { errors } from "../../../../../shared/errors.ts";
+import { present } from "../../../../../shared/present.ts";
 import type { RowDocument, RowFilter, RowId, TenantRows } from "../../store/tenant-rows.ts";
 import { distinctByJson, keySegment, parseKeySegment, rowId } from "../model/column-values.ts";
 import type { ProjectModel, ResourceModel } from "../model/project-model.ts";
@@ -111,7 +112,7 @@ export async function readResource(store: TenantRows, req: ReadRequest): Promise
   );
   await attachSubresources(store, req, resource, page, objects);
   if (more && !req.key) {
-    const last = page[page.length - 1]!;
+    const last = present(page.at(-1), "the page's last row");
     const pagekey = pagekeyAfter(resource.table, sort, last);
     objects.push({ "@metadata": { next_batch: req.nextBatchUrl(req.offset + req.pagesize, pagekey) } });
   }
@@ -129,7 +130,7 @@ async function childrenOfVisibleParent(
   resource: ResourceModel,
   parentKey: Record<string, unknown>,
 ): Promise<RowFilter | null> {
-  const { relationship: rel, container } = resource.via!;
+  const { relationship: rel, container } = present(resource.via, "a subresource's relationship");
   const permission = permissionFor(req.project, req.principal, container.table, "read");
   if (!permission) return null;
   const visible = and([
@@ -171,8 +172,9 @@ async function attachSubresources(
       const pageObjects: WireObject[] = [];
       docs.forEach((d, i) => {
         const parent = byId.get(idText(parentIdOf(rel.childColumns, d)));
+        const object = present(objects[i], "a row's object");
         if (!parent) {
-          objects[i]![name] = null;
+          object[name] = null;
           return;
         }
         const wire = toWire(req.addressing, sub, parent, {
@@ -180,7 +182,7 @@ async function attachSubresources(
           visibleColumns: permission.columns,
           tables: req.project.tables,
         });
-        objects[i]![name] = wire;
+        object[name] = wire;
         pageParents.push(parent);
         pageObjects.push(wire);
       });
@@ -198,7 +200,7 @@ async function attachChildren(
   objects: WireObject[],
   name: string,
 ): Promise<void> {
-  const { relationship: rel, container } = sub.via!;
+  const { relationship: rel, container } = present(sub.via, "a subresource's relationship");
   const sort = buildSort(sub, permission, NO_CLIENT_QUERY);
   const found = await firstChildren(store, req, sub, permission, sort, docs);
   const allChildren: RowDocument[] = [];
@@ -213,11 +215,11 @@ async function attachChildren(
         tables: req.project.tables,
       }),
     );
-    objects[i]![name] = wires;
+    present(objects[i], "a row's object")[name] = wires;
     allChildren.push(...kept);
     allObjects.push(...wires);
     if (list.length > req.pagesize) {
-      const last = kept[kept.length - 1]!;
+      const last = present(kept.at(-1), "the page's last child");
       const pagekey = pagekeyAfter(sub.table, sort, last);
       const url = req.childrenBatchUrl(sub, keySegment(container.table, d), req.pagesize, pagekey);
       wires.push({ "@metadata": { next_batch: url } });
@@ -244,7 +246,7 @@ async function firstChildren(
   sort: SortSpec,
   docs: RowDocument[],
 ): Promise<Map<string, RowDocument[]>> {
-  const rel = sub.via!.relationship;
+  const rel = present(sub.via, "a subresource's relationship").relationship;
   const want = req.pagesize + 1;
   const filter = buildQuery(sub, permission, req.principal.globals, NO_CLIENT_QUERY);
   const byParent: SortSpec = [
@@ -270,7 +272,7 @@ async function firstChildren(
       groups.set(k, list);
     }
     // Cut off by the limit: the last parent's children may go on, and parents not reached may have some.
-    const cut = children.length === limit ? parentOf(children[children.length - 1]!) : undefined;
+    const cut = children.length === limit ? parentOf(present(children.at(-1), "the last child")) : undefined;
     const next: unknown[][] = [];
     for (const values of pending) {
       const k = idText(values);

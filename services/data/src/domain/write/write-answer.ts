@@ -7,7 +7,7 @@
 import { permissionFor } from "../read/authorization.ts";
 import { flag, type QueryParams, single } from "../read/query-params.ts";
 import { checksumOf, objectHref, toWire, type WireObject } from "../read/representation.ts";
-import type { RowChange, WritePlan } from "./write-plan.ts";
+import { type RowChange, rowOfChange, type WritePlan } from "./write-plan.ts";
 import type { WriteRequest, WriteResult } from "./writer.ts";
 
 /** What of the answer the client asked for. */
@@ -38,7 +38,7 @@ export function renderWriteAnswer(result: WriteResult, parts: WriteAnswerParts):
 function rulesummary(req: WriteRequest, plan: WritePlan): unknown[] {
   return plan.changes.map((c) => ({
     "@metadata": {
-      href: objectHref(req.addressing, c.resource, (c.after ?? c.before)!),
+      href: objectHref(req.addressing, c.resource, rowOfChange(c)),
       resource: c.resource.name,
       verb: c.verb,
     },
@@ -49,7 +49,7 @@ function rulesummary(req: WriteRequest, plan: WritePlan): unknown[] {
 /** Each changed row in its final state, showing only the columns the key may read. */
 function txsummary(req: WriteRequest, changes: RowChange[]): WireObject[] {
   return changes.map((c) => {
-    const doc = (c.after ?? c.before)!;
+    const doc = rowOfChange(c);
     const readable = permissionFor(req.project, req.principal, c.table, "read");
     const visibleColumns = readable ? readable.columns : new Set(c.table.key);
     const wire = toWire(req.addressing, c.resource, doc, {

@@ -4,6 +4,7 @@
  * its final state. Rows read during planning are cached so each is read once.
  */
 import { randomBytes } from "node:crypto";
+import { present } from "../../../../../shared/present.ts";
 import type { RowDocument, RowFilter, RowId, RowWrite, TenantRows } from "../../store/tenant-rows.ts";
 import { rowId } from "../model/column-values.ts";
 import type { ProjectModel, Relationship, ResourceModel, TableModel } from "../model/project-model.ts";
@@ -12,14 +13,25 @@ import { byIds } from "../read/row-filters.ts";
 
 export type Verb = "INSERT" | "UPDATE" | "DELETE";
 
-export interface RowChange {
+interface RowChangeOf {
   table: TableModel;
   /** The resource the change is reported under in the txsummary. */
   resource: ResourceModel;
   id: RowId;
-  before: RowDocument | null;
-  after: RowDocument | null;
-  verb: Verb;
+}
+
+/**
+ * A row's change in the plan, by verb: an insert has no row before, an update both, a delete none
+ * after. A change is not altered: a further change of the row replaces it in the plan, in its place.
+ */
+export type RowChange =
+  | (RowChangeOf & { verb: "INSERT"; before: null; after: RowDocument })
+  | (RowChangeOf & { verb: "UPDATE"; before: RowDocument; after: RowDocument })
+  | (RowChangeOf & { verb: "DELETE"; before: RowDocument; after: null });
+
+/** The row a change leaves (its row as it was, for a delete). */
+export function rowOfChange(change: RowChange): RowDocument {
+  return change.verb === "DELETE" ? change.before : change.after;
 }
 
 /** A rule that ran for a row (listed by `?rulesummary=true`). */
@@ -87,7 +99,7 @@ export class WritePlan {
     });
     if (missing.length === 0) return;
     if (missing.length === 1) {
-      await this.current(table, missing[0]!);
+      await this.current(table, present(missing[0], "the one missing id"));
       return;
     }
     const docs = await this.findStored(table, byIds(missing));
@@ -105,55 +117,54 @@ export class WritePlan {
     return this.#changes.get(rowKey(table, id));
   }
 
-  /** The first change of a row in this request. */
-  #record(
-    resource: ResourceModel,
-    id: RowChange["id"],
-    before: RowDocument | null,
-    after: RowDocument | null,
-    verb: RowChange["verb"],
-  ): RowChange {
-    const change: RowChange = { table: resource.table, resource, id, before, after, verb };
-    this.#changes.set(rowKey(resource.table, id), change);
+  /** Records the row's change (the first one, or one that replaces its earlier change, in its place). */
+  #record(change: RowChange): RowChange {
+    this.#changes.set(rowKey(change.table, change.id), change);
     return change;
   }
 
   insert(resource: ResourceModel, doc: RowDocument): RowChange {
-    const k = rowKey(resource.table, doc._id);
-    const existing = this.#changes.get(k);
-    if (existing?.verb === "DELETE") {
-      // Deleted then inserted again in one request: an update of the stored row.
-      existing.after = doc;
-      existing.verb = "UPDATE";
-      return existing;
-    }
-    return this.#record(resource, doc._id, null, doc, "INSERT");
+    const existing = this.#changes.get(rowKey(resource.table, doc._id));
+    // Deleted then inserted again in one request: an update of the stored row.
+    if (existing?.verb === "DELETE")
+      return this.#record({ ...existing, verb: "UPDATE", before: existing.before, after: doc });
+    return this.#record({
+      table: resource.table,
+      resource,
+      id: doc._id,
+      verb: "INSERT",
+      before: null,
+      after: doc,
+    });
   }
 
   /** Records a new state of a row; keeps INSERT for rows this request inserted. */
   update(resource: ResourceModel, before: RowDocument, after: RowDocument): RowChange {
-    const k = rowKey(resource.table, before._id);
-    const existing = this.#changes.get(k);
-    if (existing) {
-      existing.after = after;
-      return existing;
-    }
-    return this.#record(resource, before._id, before, after, "UPDATE");
+    const existing = this.#changes.get(rowKey(resource.table, before._id));
+    if (existing?.verb === "INSERT" || existing?.verb === "UPDATE")
+      return this.#record({ ...existing, after });
+    // Deleted by this request: it stays deleted (the plan deletes it whatever came after).
+    if (existing) return existing;
+    return this.#record({ table: resource.table, resource, id: before._id, verb: "UPDATE", before, after });
   }
 
-  delete(resource: ResourceModel, before: RowDocument): RowChange {
+  /** Records the row's deletion; undefined when the request inserted it (the insert is dropped). */
+  delete(resource: ResourceModel, before: RowDocument): RowChange | undefined {
     const k = rowKey(resource.table, before._id);
     const existing = this.#changes.get(k);
     if (existing?.verb === "INSERT") {
       this.#changes.delete(k);
-      return { ...existing, after: null, verb: "DELETE" };
+      return undefined;
     }
-    if (existing) {
-      existing.after = null;
-      existing.verb = "DELETE";
-      return existing;
-    }
-    return this.#record(resource, before._id, before, null, "DELETE");
+    if (existing) return this.#record({ ...existing, verb: "DELETE", after: null });
+    return this.#record({
+      table: resource.table,
+      resource,
+      id: before._id,
+      verb: "DELETE",
+      before,
+      after: null,
+    });
   }
 
   /** Changed rows of one table, in first-touch order. */
@@ -174,8 +185,8 @@ export class WritePlan {
    * inserted under it. One query.
    */
   async childrenOf(rel: Relationship, parent: RowDocument): Promise<RowDocument[]> {
-    const child = this.project.tables.get(rel.childTable)!;
-    const parentTable = this.project.tables.get(rel.parentTable)!;
+    const child = present(this.project.tables.get(rel.childTable), `table '${rel.childTable}'`);
+    const parentTable = present(this.project.tables.get(rel.parentTable), `table '${rel.parentTable}'`);
     const parentId = rowId(parentTable, parent);
     const stored = await this.findStored(child, childrenQuery(rel, parent));
     const out = new Map<string, RowDocument>();
@@ -192,7 +203,11 @@ export class WritePlan {
 
   /** Next value of a table's generated key (rules insert rows too). */
   nextSequence(table: TableModel): Promise<number> {
-    return this.#store.nextSequence(this.project.storage, table.name, table.generatedColumn!);
+    return this.#store.nextSequence(
+      this.project.storage,
+      table.name,
+      present(table.generatedColumn, `the generated column of '${table.name}'`),
+    );
   }
 
   /** Records that a rule ran for a row. */
@@ -215,9 +230,9 @@ export class WritePlan {
   writes(): RowWrite[] {
     return this.changes.flatMap((c): RowWrite[] => {
       const table = c.table.name;
-      if (c.verb === "INSERT") return [{ kind: "insert", table, after: c.after! }];
-      if (c.verb === "UPDATE") return [{ kind: "update", table, before: c.before!, after: c.after! }];
-      return c.before ? [{ kind: "delete", table, before: c.before }] : [];
+      if (c.verb === "INSERT") return [{ kind: "insert", table, after: c.after }];
+      if (c.verb === "UPDATE") return [{ kind: "update", table, before: c.before, after: c.after }];
+      return [{ kind: "delete", table, before: c.before }];
     });
   }
 }

@@ -5,6 +5,7 @@
  * plan; write-answer.ts renders the answer from it.
  */
 import { type ApiError, errors } from "../../../../../shared/errors.ts";
+import { present } from "../../../../../shared/present.ts";
 import type { RowDocument, RowWrite, TenantRows, WriteLoop, WriteQuota } from "../../store/tenant-rows.ts";
 import type { AccessLevel } from "../definition/project-definition.ts";
 import { coerceValue, isPlainObject, parseKeySegment, rowId } from "../model/column-values.ts";
@@ -80,7 +81,7 @@ export async function executeWrite(
   req: WriteRequest,
   extend?: PlanExtension,
 ): Promise<WriteResult> {
-  const version = req.project.versions.get(req.addressing.version)!;
+  const version = present(req.project.versions.get(req.addressing.version), "the request's version");
   const { value: plan, attempts } = await loop.run(
     req.project.storage,
     async () => {
@@ -119,7 +120,10 @@ async function planRequest(ctx: Ctx): Promise<void> {
 /** The names of the rules that ran for the row a planned write changes. */
 function rulesOfWrite(plan: WritePlan, write: RowWrite): string[] {
   const row = write.kind === "delete" ? write.before : write.after;
-  const change = plan.planned(plan.project.tables.get(write.table)!, row._id);
+  const change = plan.planned(
+    present(plan.project.tables.get(write.table), `table '${write.table}'`),
+    row._id,
+  );
   return change ? plan.rulesOf(change).map((r) => r.name) : [];
 }
 
@@ -140,13 +144,12 @@ function nestedOf(ctx: Ctx, resource: ResourceModel, name: string): Nested | und
   const sub = resource.subresources.find((s) => s.name === `${resource.name}.${name}`);
   if (sub?.via) return { resource: sub, relationship: sub.via.relationship, kind: sub.via.kind };
   if (!resource.isTable) return undefined;
-  const version = ctx.req.project.versions.get(ctx.req.addressing.version)!;
+  const version = present(ctx.req.project.versions.get(ctx.req.addressing.version), "the request's version");
+  const resourceOf = (table: string) => present(version.resources.get(table), `the resource of '${table}'`);
   const child = resource.table.children.get(name);
-  if (child)
-    return { resource: version.resources.get(child.childTable)!, relationship: child, kind: "children" };
+  if (child) return { resource: resourceOf(child.childTable), relationship: child, kind: "children" };
   const parent = resource.table.parents.get(name);
-  if (parent)
-    return { resource: version.resources.get(parent.parentTable)!, relationship: parent, kind: "parent" };
+  if (parent) return { resource: resourceOf(parent.parentTable), relationship: parent, kind: "parent" };
   return undefined;
 }
 
@@ -226,7 +229,7 @@ async function processObject(
     const parent = await processObject(ctx, n.nested.resource, n.value, "LOOKUP", {});
     if (!parent) throw errors.badAttribute(`'${n.name}' did not resolve to an object`);
     n.nested.relationship.childColumns.forEach((c, i) => {
-      stamp[c] = parent[n.nested.relationship.parentColumns[i]!];
+      stamp[c] = parent[present(n.nested.relationship.parentColumns[i], "a parent column")];
     });
   }
   Object.assign(split.values, stamp);
@@ -272,8 +275,9 @@ async function processObject(
   for (const n of split.nested.filter((x) => x.nested.kind === "children")) {
     if (!Array.isArray(n.value)) throw errors.badAttribute(`'${n.name}' must be an array of objects`);
     const childStamp: Record<string, unknown> = {};
+    const parentRow = present(row, "the row its children belong to");
     n.nested.relationship.parentColumns.forEach((c, i) => {
-      childStamp[n.nested.relationship.childColumns[i]!] = row![c];
+      childStamp[present(n.nested.relationship.childColumns[i], "a child column")] = parentRow[c];
     });
     for (const child of n.value) {
       const childMeta = isPlainObject(child) && isPlainObject(child["@metadata"]) ? child["@metadata"] : {};
@@ -308,7 +312,8 @@ function keyOf(
   }
   const href = split.meta.href;
   if (typeof href === "string") {
-    const segment = href.split("?")[0]!.split("/").pop() ?? "";
+    const [path = ""] = href.split("?");
+    const segment = path.split("/").pop() ?? "";
     return parseKeySegment(table, segment);
   }
   throw errors.malformed(
@@ -368,7 +373,10 @@ function alreadyExists(resource: ResourceModel, row: RowDocument): ApiError {
 /** The store refused an insert of the plan for its key: answered in terms of the resource written. */
 function duplicateKey(plan: WritePlan, write: RowWrite & { kind: "insert" }): ApiError {
   // plan.writes() builds every insert from a change's `after`, so the change is there.
-  const change = plan.changes.find((c) => c.after === write.after)!;
+  const change = present(
+    plan.changes.find((c) => c.after === write.after),
+    "the change of an insert",
+  );
   return alreadyExists(change.resource, write.after);
 }
 
@@ -382,7 +390,7 @@ async function checkParentsExist(ctx: Ctx, table: TableModel, row: Record<string
     if (managedParent(ctx.req.project, table, rel.role)) continue;
     const values = rel.childColumns.map((c) => row[c]);
     if (values.some((v) => v === undefined || v === null)) continue;
-    const parentTable = ctx.req.project.tables.get(rel.parentTable)!;
+    const parentTable = present(ctx.req.project.tables.get(rel.parentTable), `table '${rel.parentTable}'`);
     const parentKey = Object.fromEntries(rel.parentColumns.map((c, i) => [c, values[i]]));
     if (!(await ctx.plan.current(parentTable, rowId(parentTable, parentKey)))) {
       throw errors.badAttribute(
@@ -423,7 +431,7 @@ async function updateRow(
     }
   }
   for (const [column, value] of Object.entries(split.values)) {
-    const c = table.columns.get(column)!;
+    const c = present(table.columns.get(column), `column '${column}' of '${table.name}'`);
     if ((value === null || value === undefined) && c.required) {
       throw errors.badAttribute(`Attribute '${attributeName(resource, column)}' is required`);
     }
