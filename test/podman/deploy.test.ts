@@ -188,7 +188,9 @@ describe("the manifests, played on podman (make test-deploy)", function () {
     const outcomes: Outcome[] = [];
     let stop = false;
     let written = 0;
-    const LIMIT = 20_000;
+    // A bound on the load, well above what the phases below take (a quiet machine answers ~200
+    // requests a second: 20,000 ran out during a 94 s rolling restart, before the last check).
+    const LIMIT = 200_000;
     const worker = async (n: number) => {
       for (let i = 0; !stop && outcomes.length < LIMIT; i++) {
         const name = `load-${n}-${i}`;
