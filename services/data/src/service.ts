@@ -25,9 +25,9 @@ import { createPasswordHasher } from "./credentials/passwords.ts";
 import { createAdminDirectory } from "./domain/admin/account-admins.ts";
 import { createAuditTrail } from "./domain/admin/audit-trail.ts";
 import { mapSecrets } from "./domain/definition/definition-secrets.ts";
-import { parseDefinitionStructure } from "./domain/definition/project-definition.ts";
 import { checkFilterText } from "./domain/model/filter-check.ts";
-import { compileProject, programKeyPrefix } from "./domain/model/project-model.ts";
+import { programKeyPrefix } from "./domain/model/project-model.ts";
+import { SharedModels } from "./domain/model/shared-models.ts";
 import { definitionIndexes } from "./domain/model/table-indexes.ts";
 import { FeedHub } from "./feed/feed-hub.ts";
 import { type DispatchMetrics, type DispatchTiming, WebhookDispatcher } from "./hooks/dispatcher.ts";
@@ -55,6 +55,7 @@ import { RevisionStore } from "./store/revision-store.ts";
 import { RowLocks } from "./store/row-locks.ts";
 import { RowQueue } from "./store/row-queue.ts";
 import { SecretBox } from "./store/secret-box.ts";
+import { SeenOnce } from "./store/seen-once.ts";
 import { StorageNames } from "./store/storage-names.ts";
 import { countRows } from "./store/storage-stats.ts";
 import { DeletedStorageSweeper } from "./store/storage-sweeper.ts";
@@ -160,16 +161,27 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
     [],
   );
   const tableIndexes = new TableIndexStore(databases, logger);
+  // The project models' budget: for the models kept warm (each with its share of the compilation
+  // it shares with others), for the compilations kept to be shared, and for the revisions whose
+  // indexes were applied.
+  const cacheBytes = config.PROJECT_CACHE_MIB * 1024 * 1024;
+  const modelBudget = Math.floor(cacheBytes * 0.7);
+  const sharedModels = new SharedModels(Math.floor(cacheBytes * 0.2));
+  const indexesApplied = new SeenOnce(Math.floor(cacheBytes * 0.1));
   const compile = (stored: ProjectWithStorage) => {
-    const parsed = parseDefinitionStructure(stored.definition);
-    if (!parsed.ok) throw new Error(`stored definition of ${stored.account}/${stored.name} no longer parses`);
     const { account, name, uid, revision, storage } = stored;
-    const compiled = compileProject({ account, name, uid, revision, storage }, parsed.definition);
-    if (!compiled.ok)
-      throw new Error(`stored definition of ${stored.account}/${stored.name} no longer compiles`);
-    // Once per revision and process: projects stored before their indexes existed get them too.
-    void tableIndexes.apply(storage, definitionIndexes(parsed.definition));
-    return compiled.model;
+    const model = sharedModels.model(
+      { account, name, uid, revision, storage },
+      stored.definition,
+      `${account}/${name}`,
+    );
+    // Once per revision and process: projects stored before their indexes existed get them too
+    // (a definition that asks for none has nothing to make: applying it made the tables' indexes).
+    const wanted = definitionIndexes(model.definition);
+    const any = [...wanted.values()].some((indexes) => indexes.length > 0);
+    if (any && indexesApplied.first(`${storage.database}/${storage.collectionPrefix}@${uid}/${revision}`))
+      void tableIndexes.apply(storage, wanted);
+    return model;
   };
   // Validation, and removal of deleted projects' keys: the auth service mints keys, so records are
   // never kept past expiry from here.
@@ -223,6 +235,9 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
     publisher: redis,
     channel: projectChangedChannel(config.REDIS_PREFIX),
     compile,
+    budgetBytes: modelBudget,
+    held: (model) => sharedModels.held(model),
+    released: (model) => sharedModels.released(model),
     logger,
     forget: (project) => custom.pool.dropUnder(programKeyPrefix(project)),
   });
