@@ -7,6 +7,7 @@
  * through short-lived caches, so a plain write costs no Redis call of its own
  * most of the time.
  */
+import { PER_ACCOUNT_CACHE_BYTES, perAccountCache } from "../../../../shared/cache/per-account-cache.ts";
 import { errors } from "../../../../shared/errors.ts";
 import type { PlanStore } from "../../../../shared/quotas/plan-store.ts";
 import type { EffectiveLimits, LimitName } from "../../../../shared/quotas/plans.ts";
@@ -27,6 +28,9 @@ const COUNTED: Record<Exclude<LimitName, "storedBytes" | "rowsPerTable">, string
 
 export type CountLimit = keyof typeof COUNTED;
 
+/** Heap bytes of a usage snapshot (a few counters per table) beyond a cache entry's own. */
+const SNAPSHOT_BYTES = 1024;
+
 export interface AccountQuotasDeps {
   plans: PlanStore;
   series: UsageSeries;
@@ -39,7 +43,11 @@ export interface AccountQuotasDeps {
 export class AccountQuotas {
   readonly #deps: AccountQuotasDeps;
   readonly #now: () => number;
-  readonly #snapshots = new Map<string, { at: number; snapshot: Promise<UsageSnapshot | undefined> }>();
+  /** Each account's last measurement as read, the most recently used accounts' within a memory budget. */
+  readonly #snapshots = perAccountCache<{ at: number; snapshot: Promise<UsageSnapshot | undefined> }>(
+    PER_ACCOUNT_CACHE_BYTES,
+    SNAPSHOT_BYTES,
+  );
 
   constructor(deps: AccountQuotasDeps) {
     this.#deps = deps;
@@ -56,7 +64,6 @@ export class AccountQuotas {
     const cached = this.#snapshots.get(account);
     if (cached && now - cached.at < this.#deps.cacheMs) return cached.snapshot;
     const snapshot = this.#deps.series.snapshot(account);
-    if (this.#snapshots.size > 10_000) this.#snapshots.clear();
     this.#snapshots.set(account, { at: now, snapshot });
     snapshot.catch(() => this.#snapshots.delete(account));
     return snapshot;
