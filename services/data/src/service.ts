@@ -55,7 +55,6 @@ import { RevisionStore } from "./store/revision-store.ts";
 import { RowLocks } from "./store/row-locks.ts";
 import { RowQueue } from "./store/row-queue.ts";
 import { SecretBox } from "./store/secret-box.ts";
-import { SeenOnce } from "./store/seen-once.ts";
 import { StorageNames } from "./store/storage-names.ts";
 import { countRows } from "./store/storage-stats.ts";
 import { DeletedStorageSweeper } from "./store/storage-sweeper.ts";
@@ -162,12 +161,10 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
   );
   const tableIndexes = new TableIndexStore(databases, logger);
   // The project models' budget: for the models kept warm (each with its share of the compilation
-  // it shares with others), for the compilations kept to be shared, and for the revisions whose
-  // indexes were applied.
+  // it shares with others), and for the compilations kept to be shared.
   const cacheBytes = config.PROJECT_CACHE_MIB * 1024 * 1024;
-  const modelBudget = Math.floor(cacheBytes * 0.7);
-  const sharedModels = new SharedModels(Math.floor(cacheBytes * 0.2));
-  const indexesApplied = new SeenOnce(Math.floor(cacheBytes * 0.1));
+  const modelBudget = Math.floor(cacheBytes * 0.75);
+  const sharedModels = new SharedModels(Math.floor(cacheBytes * 0.25));
   const compile = (stored: ProjectWithStorage) => {
     const { account, name, uid, revision, storage } = stored;
     const model = sharedModels.model(
@@ -175,12 +172,8 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
       stored.definition,
       `${account}/${name}`,
     );
-    // Once per revision and process: projects stored before their indexes existed get them too
-    // (a definition that asks for none has nothing to make: applying it made the tables' indexes).
-    const wanted = definitionIndexes(model.definition);
-    const any = [...wanted.values()].some((indexes) => indexes.length > 0);
-    if (any && indexesApplied.first(`${storage.database}/${storage.collectionPrefix}@${uid}/${revision}`))
-      void tableIndexes.apply(storage, wanted);
+    // Once per revision and process: projects stored before their indexes existed get them too.
+    void tableIndexes.applyRevision(stored, definitionIndexes(model.definition));
     return model;
   };
   // Validation, and removal of deleted projects' keys: the auth service mints keys, so records are
