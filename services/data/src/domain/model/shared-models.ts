@@ -8,8 +8,9 @@
  *
  * A model's memory is estimated from its definition's size (measured: a
  * two-table project's model takes about 10 KiB of heap, its definition 377
- * bytes of JSON; a six-table one about 20 KiB for 1.3 KB), so that caches of
- * models can be bounded by bytes rather than by a count.
+ * bytes of JSON; a six-table one about 20 KiB for 1.3 KB; a model sharing its
+ * compilation about 780 bytes), so that caches of models can be bounded by
+ * bytes rather than by a count.
  */
 import { createHash } from "node:crypto";
 import { LRUCache } from "lru-cache";
@@ -25,7 +26,7 @@ import {
 const BYTES_PER_DEFINITION_BYTE = 16;
 const BYTES_PER_MODEL = 4096;
 /** Heap bytes of a model's own object (its identity) beyond the parts it shares, and of its id strings. */
-const BYTES_PER_IDENTITY = 512;
+const BYTES_PER_IDENTITY = 600;
 
 /** Estimated heap bytes of a model compiled from a definition of `definitionBytes` bytes of JSON. */
 export function estimatedModelBytes(definitionBytes: number): number {
@@ -72,7 +73,10 @@ export class SharedModels {
   held(model: ProjectModel): number {
     const holders = (this.#holders.get(model.definition) ?? 0) + 1;
     this.#holders.set(model.definition, holders);
-    const own = BYTES_PER_IDENTITY + 2 * (model.account.length + model.name.length + model.uid.length);
+    const { account, name, uid, storage } = model;
+    const strings =
+      account.length + name.length + uid.length + storage.database.length + storage.collectionPrefix.length;
+    const own = BYTES_PER_IDENTITY + 2 * strings;
     return Math.ceil(own + (this.#bytes.get(model.definition) ?? BYTES_PER_MODEL) / holders);
   }
 
