@@ -318,6 +318,12 @@ export const dataConfigSchema = z.object({
     .int()
     .min(1024)
     .default(4 * 1024 * 1024),
+  /**
+   * Memory (MiB) a process gives the compiled models of the projects used most recently (an
+   * estimate per model, from its definition's size): beyond it, the least recently used are
+   * compiled again when next used. The default suits a 512 MiB pod.
+   */
+  PROJECT_CACHE_MIB: z.coerce.number().int().min(1).max(65_536).default(96),
   SANDBOX_MEMORY_MB: z.coerce.number().int().min(8).default(32),
   SANDBOX_TIMEOUT_MS: z.coerce.number().int().min(10).default(1000),
   /** Sandbox host processes (child processes running the isolates); programs are spread over them by key. */

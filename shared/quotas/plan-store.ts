@@ -6,6 +6,7 @@
  * limits from a short-lived cache, so the request path reads Redis at most
  * once per account and `cacheMs`; a change applies everywhere within it.
  */
+import { perAccountCache } from "../cache/per-account-cache.ts";
 import type { RedisClient } from "../redis/clients.ts";
 import { accountPlanKey, plansKey } from "../redis/key-layout.ts";
 import {
@@ -41,7 +42,8 @@ export class PlanStore {
   readonly #redis: RedisClient;
   readonly #prefix: string;
   readonly #settings: PlanSettings;
-  readonly #cache = new Map<string, { at: number; limits: Promise<EffectiveLimits> }>();
+  /** Each account's limits as last read, the most recently used accounts' within a memory budget. */
+  readonly #cache = perAccountCache<{ at: number; limits: Promise<EffectiveLimits> }>();
   readonly #now: () => number;
 
   constructor(redis: RedisClient, prefix: string, settings: PlanSettings, now: () => number = Date.now) {
@@ -129,7 +131,6 @@ export class PlanStore {
     const cached = this.#cache.get(account);
     if (cached && now - cached.at < this.#settings.cacheMs) return cached.limits;
     const limits = this.#resolve(account);
-    if (this.#cache.size > 10_000) this.#cache.clear();
     this.#cache.set(account, { at: now, limits });
     // A failed look-up is not kept: the next request asks again.
     limits.catch(() => this.#cache.delete(account));

@@ -26,6 +26,7 @@ import { createAuditTrail } from "./domain/admin/audit-trail.ts";
 import { mapSecrets } from "./domain/definition/definition-secrets.ts";
 import { checkFilterText } from "./domain/model/filter-check.ts";
 import { programKeyPrefix } from "./domain/model/project-model.ts";
+import { SharedModels } from "./domain/model/shared-models.ts";
 import { storedProjectCompiler } from "./domain/model/stored-project.ts";
 import { FeedHub } from "./feed/feed-hub.ts";
 import { dispatchMetrics, dispatchTiming } from "./hooks/dispatch-deps.ts";
@@ -148,8 +149,15 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
     [],
   );
   const tableIndexes = new TableIndexStore(databases, logger);
+  // The project models' budget: for the models kept warm (each with its share of the compilation
+  // it shares with others), and for the compilations kept to be shared.
+  const cacheBytes = config.PROJECT_CACHE_MIB * 1024 * 1024;
+  const modelBudget = Math.floor(cacheBytes * 0.75);
+  const sharedModels = new SharedModels(Math.floor(cacheBytes * 0.25));
   // Once per revision and process: projects stored before their indexes existed get them too.
-  const compile = storedProjectCompiler((storage, wanted) => void tableIndexes.apply(storage, wanted));
+  const compile = storedProjectCompiler(sharedModels, (project, wanted) => {
+    void tableIndexes.applyRevision(project, wanted);
+  });
   // Validation, and removal of deleted projects' keys: the auth service mints keys, so records are
   // never kept past expiry from here.
   const keyStore = new KeyStore(redis, config.REDIS_PREFIX, 0, {
@@ -176,6 +184,9 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
     publisher: redis,
     channel: projectChangedChannel(config.REDIS_PREFIX),
     compile,
+    budgetBytes: modelBudget,
+    held: (model) => sharedModels.held(model),
+    released: (model) => sharedModels.released(model),
     logger,
     forget: (project) => sandbox.pool.dropUnder(programKeyPrefix(project)),
   });

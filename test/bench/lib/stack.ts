@@ -48,7 +48,7 @@ export interface Stack {
   /** The node flags the data service runs with (for bench-only data processes: --cpu-prof too). */
   dataNodeArgs: string[];
   data: NodeChild;
-  /** The processes whose CPU a row reports: the edge (nginx), the data and the auth service. */
+  /** The processes whose CPU a row reports: the edge (nginx), the data and the auth service, and the store when the bench started it. */
   cpuGroups: CpuGroups;
   /** Starts a bench-only server script (it must answer GET /readyz) in a child process. */
   startServer(name: string, script: string, env: NodeJS.ProcessEnv, nodeArgs?: string[]): Promise<NodeChild>;
@@ -164,7 +164,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       dataEnv,
       dataNodeArgs,
       data: data!,
-      cpuGroups: { edge: edge.pid, data: data!.process.pid, auth: auth!.process.pid },
+      cpuGroups: { edge: edge.pid, data: data!.process.pid, auth: auth!.process.pid, store: mongo.pid },
       async startServer(name: string, script: string, env: NodeJS.ProcessEnv, nodeArgs: string[] = []) {
         return start(name, script, await freePort(), env, nodeArgs);
       },

@@ -16,6 +16,7 @@ import { parseInsert } from "./parse-insert.ts";
 import { quotas } from "./quotas.ts";
 import { responseFormats } from "./response-formats.ts";
 import { scripts } from "./scripts.ts";
+import { tenants } from "./tenants.ts";
 import { webhookIsolation } from "./webhook-isolation.ts";
 import { webhooks } from "./webhooks.ts";
 
@@ -41,4 +42,5 @@ export const scenarios: Scenario[] = [
   feedFanout,
   growth,
   catastrophicIsolates,
+  tenants,
 ];

@@ -31,6 +31,8 @@ describe("project deletion notices", () => {
       publisher,
       channel,
       compile: () => ({ uid: "", revision: 0 }),
+      budgetBytes: 1024 * 1024,
+      held: () => 1024,
       logger: createLogger("data", "silent"),
       forget: (project) => {
         forgotten.push(project);

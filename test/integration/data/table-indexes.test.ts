@@ -207,6 +207,8 @@ describe("table indexes from the definition", function () {
           has("project_revisions", { projectUid: 1, revision: 1 }),
           has("admins", { accountUid: 1 }),
           has("users", { account: 1 }),
+          has("projects", { account: 1 }),
+          has("projects", { accountUid: 1 }),
         ])
       ).every(Boolean),
     );

@@ -14,8 +14,13 @@ import {
 } from "../sandbox/index.ts";
 import { ENTRY, type Task, type TaskResult } from "./program.ts";
 
-/** How many projects' rule programs a runtime keeps. */
-const RULE_PROGRAMS = 2000;
+/**
+ * The memory a runtime's rule programs may hold in this process (their sources, kept to load them
+ * into a sandbox process again), bytes: the most recently used projects' within it.
+ */
+const RULE_PROGRAM_BYTES = 32 * 1024 * 1024;
+/** A program's bytes beyond its sources' characters. */
+const PROGRAM_BYTES = 1024;
 
 export interface RuleProgram {
   /** Sandbox key: one program per project. */
@@ -41,7 +46,10 @@ export function ruleFailure(message: string): ApiError {
 /** The rule runtime on a sandbox pool (one sandbox call per `run`). */
 export function sandboxRuntime(pool: SandboxPool, options: { timeoutMs?: number } = {}): RuleRuntime {
   // The most recently used projects' rule programs; one evicted is loaded again when next used.
-  const programs = new LRUCache<string, { version: string; program: SandboxProgram }>({ max: RULE_PROGRAMS });
+  const programs = new LRUCache<string, { version: string; program: SandboxProgram; bytes: number }>({
+    maxSize: RULE_PROGRAM_BYTES,
+    sizeCalculation: (entry) => entry.bytes,
+  });
   return {
     async run(p, tasks) {
       let entry = programs.get(p.key);
@@ -49,6 +57,7 @@ export function sandboxRuntime(pool: SandboxPool, options: { timeoutMs?: number 
         entry = {
           version: p.version,
           program: pool.program(p.key, p.sources, { account: p.account }),
+          bytes: p.sources.reduce((sum, source) => sum + 2 * source.code.length, PROGRAM_BYTES),
         };
         programs.set(p.key, entry);
       }

@@ -15,7 +15,7 @@
  */
 import { ApiError, ErrorCode, errors } from "../../../../shared/errors.ts";
 import { fingerprint } from "../../../../shared/loggable-error.ts";
-import { programKey, type VersionModel } from "../domain/model/project-model.ts";
+import { type ProjectModel, programKey, type VersionModel } from "../domain/model/project-model.ts";
 import type { EventModel, JavaScriptResourceModel } from "../domain/model/script-model.ts";
 import type { ReadScope } from "../domain/read/resource-read.ts";
 import {
@@ -98,17 +98,24 @@ interface CallAnswer {
 export function createScriptRunner(options: ScriptRunnerOptions): ScriptRunner {
   const { pool } = options;
   const readApi = createReadApi(options);
-  const programs = new WeakMap<VersionModel, SandboxProgram>();
+  // By project model, then version: projects of the same definition share their version models
+  // (domain/model/shared-models.ts), never their programs (each runs as its own account).
+  const programs = new WeakMap<ProjectModel, Map<string, SandboxProgram>>();
 
   function programOf({ project, version }: ScriptTarget): SandboxProgram {
-    let program = programs.get(version);
+    let ofProject = programs.get(project);
+    if (!ofProject) {
+      ofProject = new Map();
+      programs.set(project, ofProject);
+    }
+    let program = ofProject.get(version.name);
     if (!program || program.isRetired) {
       program = pool.program(
         programKey(project, `${version.name}/scripts`),
         scriptProgramSources(version.scripts, project.definition.libraries),
         { hostFunctions: { "tessera.get": readApi }, account: project.account },
       );
-      programs.set(version, program);
+      ofProject.set(version.name, program);
     }
     return program;
   }

@@ -103,7 +103,8 @@ export class MetaStore {
       _id: String,
       account: { type: String, index: true },
       name: String,
-      accountUid: String,
+      // Indexed: an account's deletion finds its incarnation's projects without reading them all.
+      accountUid: { type: String, index: true },
       uid: String,
       collectionPrefix: String,
       revision: Number,

@@ -5,14 +5,13 @@
  * while disconnected. A deletion is published too, naming the incarnation, so
  * that every process lets go of what it holds for it (its sandbox programs).
  * The request path never touches a store for metadata once a project is warm.
+ * The models kept are bounded by memory (an estimate of each, `sizeOf`), not by
+ * a count: a process keeps as many projects warm as its budget holds.
  */
 import { LRUCache } from "lru-cache";
 import type { Logger } from "../../../../shared/logger.ts";
 import type { RedisClient } from "../../../../shared/redis/clients.ts";
 import type { MetaStore, ProjectWithStorage } from "./meta-store.ts";
-
-/** How many compiled project models a process keeps. */
-const PROJECT_MODELS = 2000;
 
 /** What the cache needs of a compiled model: which incarnation and revision of the project it was made from. */
 export interface CachedProject {
@@ -38,8 +37,10 @@ function parseDeletion(message: string): DeletedProject | null {
 
 /** `Model`: the compiled project (domain/model/project-model.ts), made by the `compile` function it is given. */
 export class ProjectCache<Model extends CachedProject> {
-  /** The most recently used projects' models (a model evicted is compiled again when next used). */
-  readonly #entries = new LRUCache<string, Promise<Model | null>>({ max: PROJECT_MODELS });
+  /** The most recently used projects' models within the budget (one evicted is compiled again when next used). */
+  readonly #entries: LRUCache<string, Model>;
+  /** Models being read and compiled, by project id (one at a time per project). */
+  readonly #pending = new Map<string, Promise<Model | null>>();
   readonly #meta: MetaStore;
   readonly #subscriber: RedisClient;
   readonly #publisher: RedisClient;
@@ -59,7 +60,19 @@ export class ProjectCache<Model extends CachedProject> {
     logger: Logger;
     /** Told in every process when an incarnation of a project was deleted. */
     forget?: (project: DeletedProject) => void;
+    /** The memory the models may take together, bytes. */
+    budgetBytes: number;
+    /** The cache holds a model from now on: its estimated memory, bytes. */
+    held: (model: Model) => number;
+    /** The cache let go of a model. */
+    released?: (model: Model) => void;
   }) {
+    const released = options.released ?? (() => {});
+    this.#entries = new LRUCache<string, Model>({
+      maxSize: Math.max(1, Math.floor(options.budgetBytes)),
+      sizeCalculation: (model) => Math.max(1, options.held(model)),
+      dispose: (model) => released(model),
+    });
     this.#meta = options.meta;
     this.#subscriber = options.subscriber;
     this.#publisher = options.publisher;
@@ -77,7 +90,10 @@ export class ProjectCache<Model extends CachedProject> {
       else this.#drop(message);
     });
     // After a reconnect, notifications may have been missed: forget everything.
-    this.#subscriber.on("ready", () => this.#entries.clear());
+    this.#subscriber.on("ready", () => {
+      this.#entries.clear();
+      this.#pending.clear();
+    });
     await this.#subscriber.subscribe(this.#channel);
     this.#timer = setInterval(() => void this.#checkRevisions(), revisionCheckMs);
     this.#timer.unref();
@@ -89,21 +105,34 @@ export class ProjectCache<Model extends CachedProject> {
 
   get(account: string, project: string): Promise<Model | null> {
     const id = `${account}/${project}`;
-    let entry = this.#entries.get(id);
-    if (!entry) {
-      entry = this.#meta
+    const model = this.#entries.get(id);
+    if (model) return Promise.resolve(model);
+    let pending = this.#pending.get(id);
+    if (!pending) {
+      const compiling = this.#meta
         .getProjectWithStorage(account, project)
         .then((stored) => (stored ? this.#compile(stored) : null));
-      // Never cache failures or absence: a project created a moment later must be seen.
-      entry.then(
-        (model) => {
-          if (!model) this.#entries.delete(id);
+      pending = compiling;
+      // Never cache failures or absence: a project created a moment later must be seen. Nor a
+      // model whose project changed while it was compiled (the change dropped it from #pending).
+      compiling.then(
+        (compiled) => {
+          if (this.#pending.get(id) !== compiling) return;
+          this.#pending.delete(id);
+          if (compiled) this.#entries.set(id, compiled);
         },
-        () => this.#entries.delete(id),
+        () => {
+          if (this.#pending.get(id) === compiling) this.#pending.delete(id);
+        },
       );
-      this.#entries.set(id, entry);
+      this.#pending.set(id, compiling);
     }
-    return entry;
+    return pending;
+  }
+
+  /** How many models are held, and their estimated bytes together. */
+  held(): { models: number; bytes: number } {
+    return { models: this.#entries.size, bytes: this.#entries.calculatedSize };
   }
 
   /**
@@ -126,6 +155,7 @@ export class ProjectCache<Model extends CachedProject> {
   /** Forgets the model of `id` (`<account>/<project>`) and tells the watchers. */
   #drop(id: string): void {
     this.#entries.delete(id);
+    this.#pending.delete(id);
     const slash = id.indexOf("/");
     if (slash < 0) return;
     for (const watcher of this.#watchers) watcher(id.slice(0, slash), id.slice(slash + 1));
@@ -147,11 +177,7 @@ export class ProjectCache<Model extends CachedProject> {
 
   async #checkRevisions(): Promise<void> {
     try {
-      const cached = new Map<string, Model>();
-      for (const [id, entry] of this.#entries) {
-        const model = await entry.catch(() => null);
-        if (model) cached.set(id, model);
-      }
+      const cached = new Map<string, Model>(this.#entries.entries());
       if (cached.size === 0) return;
       const current = await this.#meta.incarnations([...cached.keys()]);
       for (const [id, model] of cached) {

@@ -8,6 +8,7 @@
  */
 import type { Logger } from "../../../../shared/logger.ts";
 import { isDuplicateKey } from "./mongo-errors.ts";
+import { SeenOnce } from "./seen-once.ts";
 import { collectionName, type TenantStorage } from "./storage-names.ts";
 import type { TenantDatabases } from "./tenant-databases.ts";
 import type { TableIndex } from "./tenant-rows.ts";
@@ -26,15 +27,41 @@ export interface IndexStatus extends TableIndex {
 
 type Attempt = { state: "building" } | { state: "failed"; error: string };
 
+/** Memory for the revisions whose indexes this process applied (about 200 bytes each). */
+const APPLIED_REVISIONS_BYTES = 8 * 1024 * 1024;
+
+/** A revision of a project: where its rows live, its incarnation and its number. */
+export interface ProjectRevision {
+  storage: TenantStorage;
+  uid: string;
+  revision: number;
+}
+
 export class TableIndexStore {
   readonly #tenants: TenantDatabases;
   readonly #logger: Logger;
   /** What this process saw of the indexes it made that are not in the store (yet), by collection and name. */
   readonly #attempts = new Map<string, Attempt>();
+  /** The revisions whose indexes this process applied, the most recent within a memory budget. */
+  readonly #applied = new SeenOnce(APPLIED_REVISIONS_BYTES);
 
   constructor(tenants: TenantDatabases, logger: Logger) {
     this.#tenants = tenants;
     this.#logger = logger;
+  }
+
+  /**
+   * `apply` once per revision of a project and process (`always`: again): a project used again
+   * after its model was evicted, or a revision this process stored, costs nothing more.
+   */
+  async applyRevision(
+    project: ProjectRevision,
+    wanted: Map<string, TableIndex[]>,
+    options: { always?: boolean } = {},
+  ): Promise<void> {
+    const { storage, uid, revision } = project;
+    const first = this.#applied.first(`${storage.database}/${storage.collectionPrefix}@${uid}/${revision}`);
+    if (first || options.always) await this.apply(storage, wanted);
   }
 
   /** Makes the wanted indexes and drops Tessera's others; never throws (failures are each index's state). */

@@ -575,6 +575,9 @@ export class WriteIntents {
    * `owner`, with a fresh lease; null when there is none.
    */
   async claim(owner: string, leaseMs: number): Promise<ClaimedIntent | null> {
+    // One clock reading per pass, not one per database: a pass visits every database written in
+    // the last pruneAfterMs, which is every active tenant.
+    let now: number | undefined;
     for (const [database, namedAt] of await this.#databases()) {
       const r = (await this.#scripts.claim(
         1,
@@ -584,7 +587,10 @@ export class WriteIntents {
         leaseMs,
       )) as [string, string, string, string, string] | number;
       if (typeof r !== "number") return this.#claimed(owner, r);
-      if (r === 0) await this.#pruneIfIdle(database, namedAt);
+      if (r === 0) {
+        now ??= await this.#now();
+        await this.#pruneIfIdle(database, namedAt, now);
+      }
     }
     return null;
   }
@@ -606,10 +612,14 @@ export class WriteIntents {
     }
   }
 
-  /** Drops a database with no intents from where recovery looks, once nobody named it for long. */
-  async #pruneIfIdle(database: string, namedAt: string): Promise<void> {
+  /** Redis's clock, ms. */
+  async #now(): Promise<number> {
     const [seconds, micros] = await this.#redis.time();
-    const now = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+    return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+  }
+
+  /** Drops a database with no intents from where recovery looks, once nobody named it for long (`now`: Redis's clock, ms). */
+  async #pruneIfIdle(database: string, namedAt: string, now: number): Promise<void> {
     if (Number(namedAt) >= now - this.#timing.pruneAfterMs) return;
     await this.#scripts.unregister(1, intentDatabasesKey(this.#prefix), database, namedAt);
   }

@@ -7,6 +7,7 @@
  * through short-lived caches, so a plain write costs no Redis call of its own
  * most of the time.
  */
+import { PER_ACCOUNT_CACHE_BYTES, perAccountCache } from "../../../../shared/cache/per-account-cache.ts";
 import { type KeyLimitOf, keyLimitOf } from "../../../../shared/quotas/key-limit.ts";
 import type { PlanStore } from "../../../../shared/quotas/plan-store.ts";
 import {
@@ -19,6 +20,9 @@ import type { WriteQuota } from "../store/tenant-rows.ts";
 import type { UsageSeries, UsageSnapshot } from "./usage-series.ts";
 
 export type { CountLimit };
+
+/** Heap bytes of a usage snapshot (a few counters per table) beyond a cache entry's own. */
+const SNAPSHOT_BYTES = 1024;
 
 export interface AccountQuotasDeps {
   plans: PlanStore;
@@ -34,7 +38,11 @@ export class AccountQuotas {
   readonly #now: () => number;
   /** The plan's apiKeysPerProject, as the key store applies it (imports make keys here). */
   readonly keyLimit: KeyLimitOf;
-  readonly #snapshots = new Map<string, { at: number; snapshot: Promise<UsageSnapshot | undefined> }>();
+  /** Each account's last measurement as read, the most recently used accounts' within a memory budget. */
+  readonly #snapshots = perAccountCache<{ at: number; snapshot: Promise<UsageSnapshot | undefined> }>(
+    PER_ACCOUNT_CACHE_BYTES,
+    SNAPSHOT_BYTES,
+  );
 
   constructor(deps: AccountQuotasDeps) {
     this.#deps = deps;
@@ -52,7 +60,6 @@ export class AccountQuotas {
     const cached = this.#snapshots.get(account);
     if (cached && now - cached.at < this.#deps.cacheMs) return cached.snapshot;
     const snapshot = this.#deps.series.snapshot(account);
-    if (this.#snapshots.size > 10_000) this.#snapshots.clear();
     this.#snapshots.set(account, { at: now, snapshot });
     snapshot.catch(() => this.#snapshots.delete(account));
     return snapshot;

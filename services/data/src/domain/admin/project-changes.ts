@@ -57,7 +57,12 @@ export function accountTag(meta: Pick<MetaStore, "accountUid">, doc: AccountDoc)
 
 /** Makes a project's store indexes (store/table-index-store.ts), in the background; never throws. */
 export interface IndexMaker {
-  apply(storage: TenantStorage, wanted: Map<string, TableIndex[]>): Promise<void>;
+  /** Makes a revision's indexes; `always`: even when this process made them already. */
+  applyRevision(
+    project: { storage: TenantStorage; uid: string; revision: number },
+    wanted: Map<string, TableIndex[]>,
+    options?: { always?: boolean },
+  ): Promise<void>;
 }
 
 /**
@@ -271,7 +276,8 @@ async function startIndexes(
 ): Promise<void> {
   if (!deps.indexes) return;
   const stored = await deps.meta.getProjectWithStorage(account, project);
-  if (stored) void deps.indexes.apply(stored.storage, definitionIndexes(definition));
+  // Always: applying a definition again is how a failed index is tried again.
+  if (stored) void deps.indexes.applyRevision(stored, definitionIndexes(definition), { always: true });
 }
 
 /** 404/4041 unless the account exists and is still incarnation `accountUid`. */
