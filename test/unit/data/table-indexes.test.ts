@@ -16,15 +16,26 @@ function table(parts: Partial<TableDefinition>): TableDefinition {
 const names = (t: TableDefinition) => tableIndexes(t).map((i) => `${i.name}${i.unique ? "!" : ""}`);
 
 describe("table indexes", () => {
-  it("indexes the key, each foreign key in key order, and the table's own indexes", () => {
+  it("indexes the key, each foreign key then the key, and the table's own indexes then the key", () => {
     const t = table({
       parents: { product: { table: "product", columns: { product: "number" } } },
       indexes: [{ columns: ["region"] }, { columns: ["region", "product"], unique: true }],
     });
     expect(tableIndexes(t)).to.deep.equal([
       { name: "key", columns: ["order_number", "line"], unique: false, origin: "key" },
+      {
+        name: "ix_region_order_number_line",
+        columns: ["region", "order_number", "line"],
+        unique: false,
+        origin: "definition",
+      },
       { name: "ux_region_product", columns: ["region", "product"], unique: true, origin: "definition" },
-      { name: "fk_product", columns: ["product"], unique: false, origin: "foreign key" },
+      {
+        name: "fk_product_order_number_line",
+        columns: ["product", "order_number", "line"],
+        unique: false,
+        origin: "foreign key",
+      },
     ]);
   });
 
@@ -35,11 +46,31 @@ describe("table indexes", () => {
 
   it("keeps a unique index even when a longer one begins with its columns", () => {
     const t = table({ indexes: [{ columns: ["order_number"], unique: true }, { columns: ["region"] }] });
-    expect(names(t)).to.deep.equal(["key", "ux_order_number!", "ix_region"]);
+    expect(names(t)).to.deep.equal(["key", "ux_order_number!", "ix_region_order_number_line"]);
   });
 
   it("makes an index asked for twice once", () => {
     const t = table({ indexes: [{ columns: ["region"] }, { columns: ["region"] }] });
-    expect(names(t)).to.deep.equal(["key", "ix_region"]);
+    expect(names(t)).to.deep.equal(["key", "ix_region_order_number_line"]);
+  });
+
+  it("adds only the key columns an index does not name already", () => {
+    const t = table({
+      indexes: [{ columns: ["line", "region"] }],
+      parents: { order: { table: "order", columns: { line: "n" } } },
+    });
+    expect(tableIndexes(t).map((i) => i.columns)).to.deep.equal([
+      ["order_number", "line"],
+      ["line", "region", "order_number"],
+      ["line", "order_number"],
+    ]);
+  });
+
+  it("leaves out a foreign key's index that a declared index then the key begins with", () => {
+    const t = table({
+      indexes: [{ columns: ["product", "order_number", "line", "region"] }],
+      parents: { product: { table: "product", columns: { product: "number" } } },
+    });
+    expect(names(t)).to.deep.equal(["key", "ix_product_order_number_line_region"]);
   });
 });
