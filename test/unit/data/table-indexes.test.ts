@@ -1,7 +1,7 @@
 /** The store indexes a table definition asks for (domain/model/table-indexes.ts). */
 import { expect } from "chai";
 import type { TableDefinition } from "../../../services/data/src/domain/definition/project-definition.ts";
-import { tableIndexes } from "../../../services/data/src/domain/model/table-indexes.ts";
+import { indexServes, tableIndexes } from "../../../services/data/src/domain/model/table-indexes.ts";
 
 const columns = { type: "string" } as const;
 
@@ -72,5 +72,29 @@ describe("table indexes", () => {
       parents: { product: { table: "product", columns: { product: "number" } } },
     });
     expect(names(t)).to.deep.equal(["key", "ix_product_order_number_line_region"]);
+  });
+});
+
+describe("what an index serves", () => {
+  const key = ["order_number", "line"];
+  const [, region] = tableIndexes(table({ indexes: [{ columns: ["region"] }] }));
+
+  it("an index that ends with the key: equality then the key's order, a range, its order", () => {
+    expect(indexServes(region!, key)).to.deep.equal({
+      filters: ["region = ?", "region < ? (or <=, >, >=, a range)"],
+      orders: ["region", "the key's order (the default) where region = ?, with next_batch pages"],
+    });
+  });
+
+  it("the key's index: equality on each run of its columns, its order", () => {
+    const [keyIndex] = tableIndexes(table({}));
+    expect(indexServes(keyIndex!, key)).to.deep.equal({
+      filters: [
+        "order_number = ?",
+        "order_number = ? and line = ?",
+        "order_number < ? (or <=, >, >=, a range)",
+      ],
+      orders: ["order_number, line"],
+    });
   });
 });

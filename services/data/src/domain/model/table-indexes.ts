@@ -65,3 +65,32 @@ export function tableIndexes(table: TableDefinition): TableIndex[] {
 export function definitionIndexes(definition: ProjectDefinition): Map<string, TableIndex[]> {
   return new Map(Object.entries(definition.tables).map(([name, table]) => [name, tableIndexes(table)]));
 }
+
+/** What an index serves, in the filter language (`?` a value): filters, and orders (`order=`). */
+export interface IndexUse {
+  filters: string[];
+  orders: string[];
+}
+
+/**
+ * The filters and orders one of a table's indexes serves: equality on each run of its leading
+ * columns, a range on its first column, the order of its columns (ascending) and, for an
+ * index that ends with the key, the key's order (the default) where its other columns are fixed.
+ */
+export function indexServes(index: TableIndex, key: string[]): IndexUse {
+  const { columns } = index;
+  let own = columns.length;
+  while (own > 0 && key.includes(columns[own - 1]!)) own--;
+  const endsWithKey = index.origin !== "key" && own > 0 && own < columns.length;
+  const equal = (n: number) =>
+    columns
+      .slice(0, n)
+      .map((c) => `${c} = ?`)
+      .join(" and ");
+  const filters = columns.slice(0, endsWithKey ? own : columns.length).map((_, i) => equal(i + 1));
+  filters.push(`${columns[0]} < ? (or <=, >, >=, a range)`);
+  // Tessera's orders end with the key ascending: the index's columns ascending match it.
+  const orders = [columns.slice(0, endsWithKey ? own : columns.length).join(", ")];
+  if (endsWithKey) orders.push(`the key's order (the default) where ${equal(own)}, with next_batch pages`);
+  return { filters, orders };
+}
