@@ -4,11 +4,14 @@
  * BENCH_GROWTH_SMALL orders (default 1,000), measured in one run, rows
  * alternating. Two copies of one schema (customer → order → item, with sum rules
  * and an index on `placed`), loaded through the API (the load time is reported):
- * GET by key, PUT, DELETE, a line item POST whose rules cascade over three
- * levels, the first page, the next page by its link, the orders of one customer
- * (children by foreign key), a filter and order on the indexed `placed`, and a
- * filter on the non-indexed `note` (a scan, reported, no goal). It talks only to
- * the API, so it runs unchanged against any MONGO_URL.
+ * GET by key, PUT, DELETE, an order POST, a line item POST whose rules cascade
+ * over three levels, the first page, the next page by its link, the orders of one
+ * customer (children by foreign key: 100 of them, and a page of the 1,000 of one
+ * big customer, nested and by a filter on the foreign key), a filter on the
+ * indexed `region` (¼ of the rows match), an order on the indexed `placed` and
+ * its page 30, a range and a filter with order on `placed`, and a filter on the
+ * non-indexed `note` (a scan, reported, no goal). It talks only to the API, so it
+ * runs unchanged against any MONGO_URL.
  */
 import { adminClient, keyHeader } from "../../support/http.ts";
 import { ACCOUNT, BATCH, benchProject, expectStatus } from "../lib/fixtures.ts";
@@ -41,6 +44,9 @@ const SMALL = count("BENCH_GROWTH_SMALL", 1_000);
 const DELETABLE = count("BENCH_GROWTH_DELETABLE", 5_000);
 
 const SIZES = { small: SMALL, large: LARGE } as const;
+/** The orders of the one big customer, on top of each size's orders. */
+const BIG_CUSTOMER_ORDERS = 1_000;
+const REGIONS = ["EU", "US", "AS", "AF"];
 type Size = keyof typeof SIZES;
 
 function sizeTables(size: Size) {
@@ -56,12 +62,13 @@ function sizeTables(size: Size) {
         customer_name: { type: "string", required: true },
         placed: { type: "integer", required: true },
         note: { type: "string" },
+        region: { type: "string" },
         amount_total: { type: "number", default: 0 },
       },
       parents: {
         customer: { table: `customer_${size}`, columns: { customer_name: "name" }, children: "orders" },
       },
-      indexes: [{ columns: ["placed"] }],
+      indexes: [{ columns: ["placed"] }, { columns: ["region"] }],
     },
     [`item_${size}`]: {
       key: ["id"],
@@ -115,11 +122,27 @@ async function load(ctx: BenchContext, post: (path: string, rows: object[]) => P
     }));
     await post(`customer_${size}`, rows);
   }
+  await post(`customer_${size}`, [{ name: "cbig" }]);
+  for (let i = 0; i < BIG_CUSTOMER_ORDERS; i += BATCH) {
+    const rows = Array.from({ length: Math.min(BATCH, BIG_CUSTOMER_ORDERS - i) }, (_, j) => ({
+      id: `b${pad(i + j)}`,
+      customer_name: "cbig",
+      placed: -2,
+      note: "big customer",
+    }));
+    await post(`order_${size}`, rows);
+  }
   for (let i = 0; i < orders + DELETABLE; i += BATCH) {
     const rows = Array.from({ length: Math.min(BATCH, orders + DELETABLE - i) }, (_, j) => {
       const n = i + j;
       return n < orders
-        ? { id: `o${pad(n)}`, customer_name: `c${pad(n % customers)}`, placed: n, note: `note ${n % 97}` }
+        ? {
+            id: `o${pad(n)}`,
+            customer_name: `c${pad(n % customers)}`,
+            placed: n,
+            note: `note ${n % 97}`,
+            region: REGIONS[n % REGIONS.length],
+          }
         : { id: `d${pad(n - orders)}`, customer_name: `c${pad(0)}`, placed: -1, note: "deletable" };
     });
     await post(`order_${size}`, rows);
@@ -219,6 +242,23 @@ export const growth: Scenario = {
         ...(size === "large" ? { baseline: "delete-small", goal: GOAL } : {}),
       });
     }
+    let inserted = 0;
+    add(
+      "insert",
+      () => "POST one order",
+      (size) => ({
+        url: `${root}/order_${size}`,
+        method: "POST",
+        headers: { ...headers, "content-type": "application/json" },
+        next: () => {
+          const n = inserted++;
+          return {
+            path: `${client.root}/order_${size}?txsummary=false`,
+            body: JSON.stringify({ id: `n${pad(n)}`, customer_name: `c${pad(0)}`, placed: -3 }),
+          };
+        },
+      }),
+    );
     let items = 0;
     add(
       "cascade-insert",
@@ -246,6 +286,11 @@ export const growth: Scenario = {
       small: await deepLink(`${root}/order_small?pagesize=${PAGESIZE}`, key, 30),
       large: await deepLink(`${root}/order_large?pagesize=${PAGESIZE}`, key, 30),
     };
+    const ordered = (size: Size) => `${root}/order_${size}?order=placed&pagesize=${PAGESIZE}`;
+    const orderedLinks = {
+      small: await deepLink(ordered("small"), key, 30),
+      large: await deepLink(ordered("large"), key, 30),
+    };
     add(
       "next-page",
       () => "GET page 30 of orders by its next_batch link",
@@ -260,6 +305,48 @@ export const growth: Scenario = {
         next: cycle(size, (n) => ({
           path: `${client.root}/Customers_${size}/c${pad(n % customersOf(size))}?pagesize=${PAGESIZE}`,
         })),
+      }),
+    );
+    add(
+      "big-children",
+      () => `GET the customer with ${BIG_CUSTOMER_ORDERS} orders, a page of them (by foreign key)`,
+      (size) => ({ url: `${root}/Customers_${size}/cbig?pagesize=${PAGESIZE}`, headers }),
+    );
+    add(
+      "fk-filter",
+      () => `GET a page of the ${BIG_CUSTOMER_ORDERS} orders of one customer, filtered on the foreign key`,
+      (size) => ({
+        url: `${root}/order_${size}?${new URLSearchParams({ filter: "customer_name = 'cbig'", pagesize: String(PAGESIZE) })}`,
+        headers,
+      }),
+    );
+    add(
+      "indexed-filter",
+      () => "GET a page of orders filtered on the indexed `region` (¼ of the rows match)",
+      (size) => ({
+        url: `${root}/order_${size}?${new URLSearchParams({ filter: "region = 'EU'", pagesize: String(PAGESIZE) })}`,
+        headers,
+      }),
+    );
+    add(
+      "ordered-page",
+      () => "GET the first page of orders in the order of the indexed `placed`",
+      (size) => ({ url: ordered(size), headers }),
+    );
+    add(
+      "ordered-next-page",
+      () => "GET page 30 of orders in the order of the indexed `placed`, by its next_batch link",
+      (size) => ({ url: orderedLinks[size], headers }),
+    );
+    add(
+      "indexed-range",
+      () => "GET a page of orders in a range of the indexed `placed` (100 values)",
+      (size) => ({
+        url: `${root}/order_${size}?${new URLSearchParams({
+          filter: `placed >= ${Math.floor(SIZES[size] / 2)} and placed < ${Math.floor(SIZES[size] / 2) + 100}`,
+          pagesize: String(PAGESIZE),
+        })}`,
+        headers,
       }),
     );
     add(

@@ -4,7 +4,9 @@
  * indexes; random finds (filters on `_id`, indexed and non-indexed fields with mixed types,
  * missing fields and nulls; sorts with a unique tie-breaker; skips and limits) must return the
  * same documents in the same order from both. The stock build reads every document and applies
- * the whole query in Go, so it is the reference for MongoDB's semantics.
+ * the whole query in Go, so it is the reference for MongoDB's semantics. Among them, Tessera's
+ * page shapes (store/mongo-filter.ts): equality on an index's leading fields, a sort ending with
+ * the unique `k`, a keyset position after a row, a limit; served by one compound index.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
@@ -12,6 +14,7 @@ import path from "node:path";
 import { expect } from "chai";
 import fc from "fast-check";
 import { BSON, type Document, type Filter, Long, MongoClient, ObjectId, type Sort } from "mongodb";
+import { toMongoFilter } from "../../../services/data/src/store/mongo-filter.ts";
 import {
   ferretdbBinary,
   ferretdbStockBinary,
@@ -148,12 +151,81 @@ interface Query {
   limit: number;
 }
 
-const query: fc.Arbitrary<Query> = fc.record({
+const randomQuery: fc.Arbitrary<Query> = fc.record({
   filter,
   sort,
   skip: fc.oneof(fc.constant(0), fc.nat(5)),
   limit: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 8 })),
 });
+
+/** Orders of Tessera's pages: the key (`k`), or indexed fields then the key. */
+const pageOrders: [string, 1 | -1][][] = [
+  [["k", 1]],
+  [["k", -1]],
+  [
+    ["a", 1],
+    ["k", 1],
+  ],
+  [
+    ["b", -1],
+    ["k", 1],
+  ],
+  [
+    ["a", -1],
+    ["k", 1],
+  ],
+];
+
+/**
+ * A page as Tessera asks for one: equalities on fields (leading ones of the compound indexes
+ * among them), in the order, after a keyset position (the query Tessera makes of it), limited.
+ */
+const pageQuery: fc.Arbitrary<Query> = fc
+  .record({
+    equal: fc.uniqueArray(fc.tuple(fc.constantFrom("a", "b", "c"), queryValue), {
+      maxLength: 2,
+      selector: ([f]) => f,
+    }),
+    order: fc.constantFrom(...pageOrders),
+    after: fc.option(fc.tuple(queryValue, fc.nat(40)), { nil: undefined }),
+    limit: fc.integer({ min: 1, max: 8 }),
+  })
+  .map(({ equal, order, after, limit }) => {
+    const parts: Document[] = equal.map(([f, v]) => ({ [f]: { $eq: v } }));
+    if (after) {
+      const values = order.length === 1 ? [after[1]] : [after[0], after[1]];
+      const afterKey = {
+        op: "afterKey" as const,
+        columns: order.map(([f]) => f),
+        values,
+        directions: order.map(([, d]) => d),
+      };
+      parts.push(toMongoFilter(afterKey));
+    }
+    const filter = parts.length === 0 ? {} : parts.length === 1 ? parts[0]! : { $and: parts };
+    return { filter, sort: Object.fromEntries(order) as Sort, skip: 0, limit };
+  });
+
+const query: fc.Arbitrary<Query> = fc.oneof({ weight: 2, arbitrary: randomQuery }, pageQuery);
+
+/** Few values of `c` (so that equality on it finds several documents), others as in `documents`. */
+const FEW = ["EU", "US", 1, null];
+const pageDocuments = fc
+  .boolean()
+  .chain((mixed) =>
+    fc.array(
+      fc.tuple(
+        fc.nat(4),
+        fieldValue(true),
+        fieldValue(mixed),
+        fc.oneof({ weight: 6, arbitrary: fc.constantFrom(...FEW) }, fieldValue(mixed)),
+      ),
+      { maxLength: 40 },
+    ),
+  );
+const fewPageQuery: fc.Arbitrary<Query> = fc
+  .tuple(pageQuery, fc.constantFrom(...FEW))
+  .map(([q, c]) => ({ ...q, filter: { $and: [{ c: { $eq: c } }, q.filter] } }));
 
 describe("FerretDB patch: pushdowns answer as the stock build does", function () {
   this.timeout(600_000);
@@ -187,9 +259,11 @@ describe("FerretDB patch: pushdowns answer as the stock build does", function ()
     for (const client of [patched, stock]) {
       const coll = client.db("diff").collection<Row>(name);
       await coll.createIndexes([
-        { key: { a: 1 }, name: "a" },
+        // `a` only follows `c` in an index: usable where the filter fixes `c`
         { key: { b: -1, k: 1 }, name: "b_k" },
         { key: { k: 1 }, name: "k", unique: true },
+        { key: { c: 1, k: 1 }, name: "c_k" },
+        { key: { c: 1, a: 1, k: 1 }, name: "c_a_k" },
       ]);
       if (docs.length > 0) await coll.insertMany(docs);
     }
@@ -218,6 +292,23 @@ describe("FerretDB patch: pushdowns answer as the stock build does", function ()
     );
   });
 
+  it("returns the same pages for equality on a compound index's leading field (property)", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        pageDocuments,
+        fc.array(fewPageQuery, { minLength: 1, maxLength: 12 }),
+        async (rows, queries) => {
+          const name = await load(rows.map(toDocument));
+          for (const q of queries) {
+            const [mine, theirs] = await Promise.all([findIn(patched, name, q), findIn(stock, name, q)]);
+            expect(mine, EJSON.stringify(q)).to.equal(theirs);
+          }
+        },
+      ),
+      { numRuns: 80 },
+    );
+  });
+
   it("reads a page in index order through the index: filter, sort and limit pushed down", async () => {
     const name = await load(Array.from({ length: 50 }, (_, k) => ({ _id: k, k, a: `n${k % 5}` })));
     const explained = await patched
@@ -227,6 +318,47 @@ describe("FerretDB patch: pushdowns answer as the stock build does", function ()
       .explain();
     expect(explained).to.include({ filterPushdown: true, sortPushdown: true, limitPushdown: true });
     expect(JSON.stringify(explained.queryPlanner)).to.match(/USING INDEX \S+_k /);
+  });
+
+  it("reads a page of the equal ones in key order, and the next, by one range of a compound index", async () => {
+    const name = await load(
+      Array.from({ length: 200 }, (_, k) => ({ _id: k, k, a: `n${k % 7}`, c: ["EU", "US"][k % 2] })),
+    );
+    const coll = patched.db("diff").collection<Row>(name);
+    const pages = [
+      { c: { $eq: "EU" } },
+      { $and: [{ c: { $eq: "EU" } }, { k: { $gt: 40 } }] },
+      { $and: [{ c: { $eq: "US" } }, { a: { $eq: "n3" } }, { k: { $gt: 40 } }] },
+    ];
+    for (const filter of pages) {
+      const explained = await coll.find(filter, { sort: { k: 1 }, limit: 21 }).explain();
+      expect(explained, JSON.stringify(filter)).to.include({
+        filterPushdown: true,
+        sortPushdown: true,
+        limitPushdown: true,
+      });
+      const plan = JSON.stringify(explained.queryPlanner);
+      expect(plan, JSON.stringify(filter)).to.match(/USING INDEX \S+_c_(a_)?k /);
+      expect(plan, JSON.stringify(filter)).not.to.match(/TEMP B-TREE/);
+    }
+    // a field that follows an equality in a compound index: sorted by the index, not in Go
+    const byA = await coll
+      .find(
+        {
+          $and: [
+            { c: { $eq: "EU" } },
+            toMongoFilter({ op: "afterKey", columns: ["a", "k"], values: ["n2", 9] }),
+          ],
+        },
+        {
+          sort: { a: 1, k: 1 },
+          limit: 5,
+        },
+      )
+      .explain();
+    expect(byA).to.include({ filterPushdown: true, sortPushdown: true, limitPushdown: true });
+    expect(JSON.stringify(byA.queryPlanner)).to.match(/USING INDEX \S+_c_a_k /);
+    expect(JSON.stringify(byA.queryPlanner), "by a").not.to.match(/TEMP B-TREE/);
   });
 
   it("finds by `_id` through the `_id` index whatever else the filter says", async () => {

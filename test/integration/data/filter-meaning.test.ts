@@ -243,13 +243,21 @@ function portFilterArb(client: fc.Arbitrary<RowFilter>): fc.Arbitrary<RowFilter>
     fc
       .constantFrom(...COMPARABLE)
       .chain((c) => fc.array(value(c), { maxLength: 3 }).map((vs) => columnIn(c, vs))),
-    fc
-      .uniqueArray(fc.constantFrom(...COMPARABLE), { minLength: 1, maxLength: 2 })
-      .chain((cs) =>
-        fc
-          .tuple(...cs.map((c) => storedValue(c)))
-          .map((vs): RowFilter => ({ op: "afterKey", columns: cs, values: vs })),
-      ),
+    fc.uniqueArray(fc.constantFrom(...COMPARABLE), { minLength: 1, maxLength: 2 }).chain((cs) =>
+      fc
+        .tuple(
+          fc.tuple(...cs.map((c) => storedValue(c))),
+          fc.array(fc.constantFrom(1, -1), { minLength: 2, maxLength: 2 }),
+        )
+        .map(
+          ([vs, ds]): RowFilter => ({
+            op: "afterKey",
+            columns: cs,
+            values: vs,
+            directions: cs.map((_, i) => ds[i] as 1 | -1),
+          }),
+        ),
+    ),
     client,
   );
   return fc.oneof(

@@ -150,6 +150,42 @@ describe("data API", () => {
       expect(limits).to.deep.equal([...limits].sort((a, b) => b - a));
       expect(new Set(limits).size).to.equal(10);
     });
+    it("pages an order on a required column by a keyset: every row once, ties in key order", async () => {
+      const owners = ["cust-10", "cust-11", "cust-12"];
+      const made = await demo.post(
+        full,
+        "purchaseorder",
+        Array.from({ length: 11 }, (_, i) => ({ customer_name: owners[i % 3], amount_total: i })),
+      );
+      expect(made.status).to.equal(201);
+      const query = `order=${encodeURIComponent("customer_name desc")}&filter=${encodeURIComponent(
+        "customer_name in ('cust-10', 'cust-11', 'cust-12')",
+      )}`;
+      const all = (await demo.get(full, `purchaseorder?pagesize=100&${query}`)).body as {
+        order_number: number;
+        customer_name: string;
+      }[];
+      expect(all).to.have.length(11);
+      const seen: number[] = [];
+      let url: string | undefined = `${platform.baseUrl}${demo.root}/purchaseorder?pagesize=4&${query}`;
+      while (url) {
+        const r = await call(platform.baseUrl, "GET", url.slice(platform.baseUrl.length), {
+          headers: keyHeader(full),
+        });
+        const rows = r.body as Record<string, any>[];
+        const tail = rows[rows.length - 1]?.["@metadata"]?.next_batch as string | undefined;
+        if (tail) expect(tail).to.contain("pagekey=");
+        seen.push(...rows.filter((x) => !x["@metadata"]?.next_batch).map((x) => x.order_number));
+        url = tail;
+      }
+      expect(seen).to.deep.equal(all.map((o) => o.order_number));
+      const expected = [...all].sort((a, b) =>
+        a.customer_name === b.customer_name
+          ? a.order_number - b.order_number
+          : b.customer_name.localeCompare(a.customer_name),
+      );
+      expect(all).to.deep.equal(expected);
+    });
     it("pagesize outside 1..5000 and malformed offsets are 400/4001", async () => {
       for (const q of [
         "pagesize=0",

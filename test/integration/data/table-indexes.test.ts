@@ -8,7 +8,7 @@
  */
 import { expect } from "chai";
 import { demoProject } from "../../fixtures/demo-project.ts";
-import { adminClient, projectClient } from "../../support/http.ts";
+import { adminClient, keyHeader, projectClient } from "../../support/http.ts";
 import { type Platform, startPlatform } from "../../support/platform.ts";
 
 type Definition = ReturnType<typeof demoProject>;
@@ -105,8 +105,8 @@ describe("table indexes from the definition", function () {
       },
       {
         table: "purchaseorder",
-        name: "fk_customer_name",
-        columns: ["customer_name"],
+        name: "fk_customer_name_order_number",
+        columns: ["customer_name", "order_number"],
         unique: false,
         origin: "foreign key",
         state: "ready",
@@ -115,7 +115,7 @@ describe("table indexes from the definition", function () {
     expect(await storeIndexes("customer")).to.deep.equal(["_id_", "tessera_key", "tessera_ux_email"]);
     expect(await storeIndexes("purchaseorder")).to.deep.equal([
       "_id_",
-      "tessera_fk_customer_name",
+      "tessera_fk_customer_name_order_number",
       "tessera_key",
     ]);
   });
@@ -123,9 +123,30 @@ describe("table indexes from the definition", function () {
   it("shows the table's indexes in @tables", async () => {
     const reply = await api.get(key, "@tables/customer");
     expect(reply.body.indexes).to.deep.equal([
-      { name: "key", columns: ["name"], unique: false, origin: "key" },
-      { name: "ux_email", columns: ["email"], unique: true, origin: "definition" },
+      {
+        name: "key",
+        columns: ["name"],
+        unique: false,
+        origin: "key",
+        serves: { filters: ["name = ?", "name < ? (or <=, >, >=, a range)"], orders: ["name"] },
+      },
+      {
+        name: "ux_email",
+        columns: ["email"],
+        unique: true,
+        origin: "definition",
+        serves: { filters: ["email = ?", "email < ? (or <=, >, >=, a range)"], orders: ["email"] },
+      },
     ]);
+  });
+
+  it("names the index a filter would need in the answer of a read no index serves", async () => {
+    const scan = await api.get(key, "customer?filter=balance%20%3E%201");
+    expect(scan.status).to.equal(200);
+    expect(scan.headers.get("tessera-missing-index")).to.equal("customer(balance)");
+    const served = await api.get(key, "customer?filter=email%20%3D%20'x'");
+    expect(served.status).to.equal(200);
+    expect(served.headers.get("tessera-missing-index")).to.equal(null);
   });
 
   it("shows the indexes a change adds and removes in the dry-run diff", async () => {
@@ -136,7 +157,7 @@ describe("table indexes from the definition", function () {
     );
     expect(reply.status).to.equal(200);
     expect(reply.body.tables.changed.customer.indexes).to.deep.equal({
-      added: ["ix_region_balance"],
+      added: ["ix_region_balance_name"],
       removed: ["ux_email"],
     });
   });
@@ -187,6 +208,24 @@ describe("table indexes from the definition", function () {
       "ux_email dropped",
       async () => !(await storeIndexes("customer")).includes("tessera_ux_email"),
     );
+  });
+
+  it("replaces an index of the shape before the key was appended, the new one made first", async () => {
+    const stored = await platform.data.deps.meta.getProjectWithStorage("acme", "demo");
+    const customer = platform.data.mongo
+      .db(stored!.storage.database)
+      .collection(`${stored!.storage.collectionPrefix}customer`);
+    await customer.createIndex({ region: 1 }, { name: "tessera_ix_region" });
+    const put = await admin.putProject("acme", "demo", withIndexes([{ columns: ["region"] }]));
+    expect(put.status).to.equal(200);
+    await eventually("ix_region replaced by ix_region_name", async () => {
+      const names = await storeIndexes("customer");
+      return names.includes("tessera_ix_region_name") && !names.includes("tessera_ix_region");
+    });
+    const page = await api.get(key, "customer?filter=region%20%3D%20'west'&pagesize=1");
+    expect(page.body.map((c: { name?: string }) => c.name)).to.deep.equal(["Di", undefined]);
+    const next = await fetch(page.body[1]["@metadata"].next_batch, { headers: keyHeader(key) });
+    expect((await next.json()).map((c: { name: string }) => c.name)).to.deep.equal(["Ed"]);
   });
 
   it("makes the metadata collections' indexes itself", async () => {

@@ -5,7 +5,6 @@
  * as the store would match it.
  */
 import { expect } from "chai";
-import type { TableModel } from "../../../services/data/src/domain/model/project-model.ts";
 import { afterKey } from "../../../services/data/src/domain/read/query-builder.ts";
 import {
   ALL_ROWS,
@@ -19,7 +18,7 @@ import {
 import { compileCondition, parseFilter } from "../../../services/data/src/query/index.ts";
 import { rowMatcher, toMongoFilter } from "../../../services/data/src/store/mongo-filter.ts";
 
-const table = (...key: string[]) => ({ key }) as TableModel;
+const keyOrder = (...key: string[]): [string, 1 | -1][] => key.map((k) => [k, 1]);
 const balanceOver = (n: number) =>
   clientFilter(
     compileCondition(parseFilter(`balance > ${n}`), { balance: { field: "balance", type: "number" } }),
@@ -46,14 +45,40 @@ describe("row filters in MongoDB's dialect", () => {
   });
 
   it("keyset paging: $gt on a one-column key, else equal on the leading columns and greater on the next", () => {
-    expect(toMongoFilter(afterKey(table("name"), ["Acme"]))).to.deep.equal({ name: { $gt: "Acme" } });
-    expect(toMongoFilter(afterKey(table("order_no", "line_no"), [7, 2]))).to.deep.equal({
-      $or: [{ order_no: { $gt: 7 } }, { order_no: { $eq: 7 }, line_no: { $gt: 2 } }],
+    expect(toMongoFilter(afterKey(keyOrder("name"), ["Acme"]))).to.deep.equal({ name: { $gt: "Acme" } });
+    expect(toMongoFilter(afterKey(keyOrder("order_no", "line_no"), [7, 2]))).to.deep.equal({
+      $and: [
+        { order_no: { $gte: 7 } },
+        { $or: [{ order_no: { $gt: 7 } }, { order_no: { $eq: 7 }, line_no: { $gt: 2 } }] },
+      ],
     });
-    expect(toMongoFilter(and([balanceOver(1), afterKey(table("name"), ["Acme"])]))).to.deep.equal({
+    expect(toMongoFilter(and([balanceOver(1), afterKey(keyOrder("name"), ["Acme"])]))).to.deep.equal({
       $and: [{ balance: { $gt: 1 } }, { name: { $gt: "Acme" } }],
     });
-    expect(() => afterKey(table("order_no", "line_no"), [7])).to.throw(/paging position/);
+    expect(() => afterKey(keyOrder("order_no", "line_no"), [7])).to.throw(/paging position/);
+    expect(() => afterKey(keyOrder("order_no", "line_no"), [7, null])).to.throw(/paging position/);
+  });
+
+  it("keyset paging in an order with descending columns: before on those, a range on the first", () => {
+    const sort: [string, 1 | -1][] = [
+      ["placed", -1],
+      ["id", 1],
+    ];
+    expect(toMongoFilter(afterKey(sort, [5, "o9"]))).to.deep.equal({
+      $and: [
+        { placed: { $lte: 5 } },
+        { $or: [{ placed: { $lt: 5 } }, { placed: { $eq: 5 }, id: { $gt: "o9" } }] },
+      ],
+    });
+    const next = rowMatcher(afterKey(sort, [5, "o9"]));
+    const row = (placed: number, id: string) => ({ _id: id, _ck: "x", placed, id });
+    expect([row(4, "o1"), row(5, "p"), row(5, "o9"), row(6, "o0"), row(5, "o1")].map(next)).to.deep.equal([
+      true,
+      true,
+      false,
+      false,
+      false,
+    ]);
   });
 
   it("every row is the empty query, in and out of an and; several row filters are one $or", () => {
@@ -78,7 +103,7 @@ describe("row filters in MongoDB's dialect", () => {
     expect(rowMatcher(byId(7))(row("7"))).to.equal(false);
     expect(rowMatcher(byIds([1, "[1,2]"]))(row("[1,2]"))).to.equal(true);
     expect(rowMatcher(or([byId(1), byId(2)]))(row(3))).to.equal(false);
-    const after = rowMatcher(afterKey(table("order_no", "line_no"), [7, 2]));
+    const after = rowMatcher(afterKey(keyOrder("order_no", "line_no"), [7, 2]));
     expect(
       [row(1, { order_no: 7, line_no: 3 }), row(2, { order_no: 8, line_no: 0 })].map(after),
     ).to.deep.equal([true, true]);
@@ -86,7 +111,7 @@ describe("row filters in MongoDB's dialect", () => {
       [row(3, { order_no: 7, line_no: 2 }), row(4, { order_no: 6, line_no: 9 })].map(after),
     ).to.deep.equal([false, false]);
     // strings by code point: U+1F600 sorts after U+FF71, although its first UTF-16 unit does not
-    const afterName = rowMatcher(afterKey(table("name"), ["\uff71"]));
+    const afterName = rowMatcher(afterKey(keyOrder("name"), ["\uff71"]));
     expect(afterName(row(5, { name: "😀" }))).to.equal(true);
   });
 });

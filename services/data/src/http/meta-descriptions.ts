@@ -2,6 +2,7 @@
 import { ACCESS_LEVELS } from "../domain/definition/project-definition.ts";
 import type { ResourceModel, TableModel } from "../domain/model/project-model.ts";
 import type { JavaScriptResourceModel } from "../domain/model/script-model.ts";
+import { indexServes } from "../domain/model/table-indexes.ts";
 import { collectionHref } from "../domain/read/representation.ts";
 import type { AccessView } from "./access-view.ts";
 import type { ProjectRequest } from "./project-request.ts";
@@ -81,7 +82,10 @@ export function describeTable(r: ProjectRequest, table: TableModel, detailed: bo
     primaryKeyColumns: table.key,
     indexes: table.indexes
       .filter((index) => !columns || index.columns.every((c) => columns.has(c)))
-      .map(({ name, columns, unique, origin }) => ({ name, columns, unique, origin })),
+      .map((index) => {
+        const { name, columns, unique, origin } = index;
+        return { name, columns, unique, origin, serves: indexServes(index, table.key) };
+      }),
     parents: [...table.parents.values()]
       .filter((p) => visibleTable(p.parentTable))
       .map((p) => ({

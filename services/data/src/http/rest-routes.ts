@@ -14,9 +14,15 @@ import type { Logger } from "../../../../shared/logger.ts";
 import { parseKeySegment } from "../domain/model/column-values.ts";
 import type { ResourceModel } from "../domain/model/project-model.ts";
 import { type JavaScriptResourceModel, requireCallable } from "../domain/model/script-model.ts";
+import { missingIndex } from "../domain/read/index-hint.ts";
 import { encodeQuery, parseQueryString, type QueryParams, single } from "../domain/read/query-params.ts";
 import { collectionHref } from "../domain/read/representation.ts";
-import { pageWindow, queryWithout, readFromParams } from "../domain/read/resource-read.ts";
+import {
+  pageWindow,
+  queryWithout,
+  readFromParams,
+  readRequestFromParams,
+} from "../domain/read/resource-read.ts";
 import { changeSummary } from "../domain/write/change-summary.ts";
 import { renderWriteAnswer, writeAnswerParts } from "../domain/write/write-answer.ts";
 import { executeWrite, type PlanExtension } from "../domain/write/writer.ts";
@@ -71,6 +77,9 @@ export interface RestDeps extends ProjectRequestDeps {
 interface MeteredState {
   metered?: { account: string; project: string; kind: RequestKind };
 }
+
+/** The response header of a read no index serves: the index that would, as `table(column)`. */
+export const MISSING_INDEX_HEADER = "Tessera-Missing-Index";
 
 const column = (name: string) => ({ header: name, path: [name] });
 const TABLE_LIST_CSV = ["name", "prefix", "entity"].map(column);
@@ -179,6 +188,11 @@ export function restRouter(deps: RestDeps): Router {
         return deps.live.serve(ctx, r, resource);
       }
       const page = await readFromParams(deps.tenants, r, resource, key, r.params);
+      if (!key) {
+        // A filter or order no index serves reads the whole table: say which index would serve it.
+        const hint = missingIndex(resource, readRequestFromParams(r, resource, key, r.params).client);
+        if (hint) ctx.set(MISSING_INDEX_HEADER, hint);
+      }
       const answer = await deps.scripts.responseEvents(r, request, { statusCode: 200, body: page }, false);
       respond(ctx, format, answer.body, {
         csvColumns: () =>

@@ -2,8 +2,9 @@
  * The MongoDB dialect of the port's row filters (tenant-rows.ts): each filter compiles to one
  * fixed query shape. The shapes are those the store's indexes serve on MongoDB and on FerretDB
  * (docs/operations.md §FerretDB): `{_id: v}` for a row, `{_id: {$in: [...]}}` for rows, one
- * document of `$eq`s for a (foreign) key, `{c: {$in: [...]}}` for several parents, and an `$or` of
- * "equal on the leading columns, greater on the next" for keyset paging. Change none without
+ * document of `$eq`s for a (foreign) key, `{c: {$in: [...]}}` for several parents, and for keyset
+ * paging a range on the first column (so that an index that leads with it serves the page in
+ * order) and an `$or` of "equal on the leading columns, after on the next". Change none without
  * test/unit/data/mongo-filter.test.ts and test/integration/data/ferretdb-pushdown.test.ts.
  */
 import type { Document } from "mongodb";
@@ -27,7 +28,7 @@ export function toMongoFilter(filter: RowFilter): Document {
     case "or":
       return { $or: filter.items.map(toMongoFilter) };
     case "afterKey":
-      return afterKey(filter.columns, filter.values);
+      return afterKey(filter.columns, filter.values, directionsOf(filter));
     case "client":
       return filter.filter.query;
   }
@@ -38,14 +39,25 @@ function equalities(columns: string[], values: unknown[]): Document {
   return Object.fromEntries(columns.map((c, i) => [c, { $eq: values[i] }]));
 }
 
-/** Lexicographic "after": equal on the first i columns and greater on column i, for each i. */
-function afterKey(columns: string[], values: unknown[]): Document {
+const directionsOf = (filter: { columns: string[]; directions?: (1 | -1)[] }): (1 | -1)[] =>
+  filter.directions ?? filter.columns.map(() => 1);
+
+/** The operator of "after" and of "at or after" in a direction. */
+const after = (direction: 1 | -1) => (direction === 1 ? "$gt" : "$lt");
+const atOrAfter = (direction: 1 | -1) => (direction === 1 ? "$gte" : "$lte");
+
+/**
+ * Lexicographic "after": equal on the first i columns and after on column i, for each i; with
+ * more than one column, also "at or after" on the first (which each alternative implies).
+ */
+function afterKey(columns: string[], values: unknown[], directions: (1 | -1)[]): Document {
   const alternatives = columns.map((c, i) => ({
     ...equalities(columns.slice(0, i), values.slice(0, i)),
-    [c]: { $gt: values[i] },
+    [c]: { [after(directions[i]!)]: values[i] },
   }));
   const [first, ...more] = alternatives;
-  return first && more.length === 0 ? first : { $or: alternatives };
+  if (first && more.length === 0) return first;
+  return { $and: [{ [columns[0]!]: { [atOrAfter(directions[0]!)]: values[0] } }, { $or: alternatives }] };
 }
 
 /**
@@ -85,11 +97,12 @@ export function rowMatcher(filter: RowFilter): (row: RowDocument) => boolean {
     }
     case "afterKey": {
       const { columns, values } = filter;
-      // Equal on the first i columns and greater on column i, for some i (as afterKey's query).
+      const directions = directionsOf(filter);
+      // Equal on the first i columns and after on column i, for some i (as afterKey's query).
       return (row) =>
         columns.some(
           (c, i) =>
-            satisfiesRange(row[c], "$gt", values[i]) &&
+            satisfiesRange(row[c], after(directions[i]!), values[i]) &&
             columns.slice(0, i).every((d, j) => equalsOperand(row[d], values[j])),
         );
     }

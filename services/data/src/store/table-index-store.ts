@@ -2,7 +2,8 @@
  * The indexes of a project's tables in the store (domain/model/table-indexes.ts says
  * which): made when a definition is applied and when a process first compiles a
  * revision (so projects stored before keep up), in the background; Tessera's
- * indexes (`tessera_*`) that the definition no longer asks for are dropped.
+ * indexes (`tessera_*`) that the definition no longer asks for are dropped once the table's
+ * wanted ones are made (an index whose shape changed is replaced without a gap).
  * Making an index that exists changes nothing, so every process may do it. Each
  * index's state is what the store lists, else what this process saw happen.
  */
@@ -72,13 +73,14 @@ export class TableIndexStore {
       for (const [table, indexes] of wanted) {
         const collection = collectionName(storage, table);
         const keep = new Set(indexes.map((i) => INDEX_PREFIX + i.name));
+        for (const index of indexes) await this.#make(storage, collection, index);
+        // An index the definition no longer asks for goes once the wanted ones are made (or failed).
         if (existing.includes(collection)) {
           for (const name of await this.#indexNames(storage, collection)) {
             if (name.startsWith(INDEX_PREFIX) && !keep.has(name))
               await db.collection(collection).dropIndex(name);
           }
         }
-        for (const index of indexes) await this.#make(storage, collection, index);
       }
       for (const collection of existing) {
         const table = collection.slice(storage.collectionPrefix.length);

@@ -39,8 +39,11 @@ export type RowFilter =
   | { op: "in"; column: string; values: unknown[] }
   | { op: "and"; items: RowFilter[] }
   | { op: "or"; items: RowFilter[] }
-  /** Rows strictly after `values` in the ascending order of `columns` (keyset paging). */
-  | { op: "afterKey"; columns: string[]; values: unknown[] }
+  /**
+   * Rows strictly after `values` in the order of `columns` (keyset paging): each column ascending,
+   * or as `directions` says (1 ascending, -1 descending).
+   */
+  | { op: "afterKey"; columns: string[]; values: unknown[]; directions?: (1 | -1)[] }
   /** A client's filter, a resource's filter or a row filter, compiled by the filter language (query/). */
   | { op: "client"; filter: ClientFilter };
 

@@ -151,19 +151,33 @@ export function buildSort(resource: ResourceModel, permission: Permission, clien
   return sort;
 }
 
-/** True when the sort is the key in ascending order: the case where keyset paging applies. */
-export function isKeyOrder(table: TableModel, sort: SortSpec): boolean {
-  return sort.length === table.key.length && sort.every(([f, d], i) => f === table.key[i] && d === 1);
+/**
+ * Whether pages in this order go by a keyset (the last row's values of the sort's columns) rather
+ * than by skipping rows: when every column of the sort is a key column or a required one that is
+ * not `json` (a value of one type in every row, compared by the store as it sorts). A sort always
+ * ends with the key (buildSort), so the position is one row.
+ */
+export function isKeysetOrder(table: TableModel, sort: SortSpec): boolean {
+  return sort.every(([f]) => {
+    if (table.key.includes(f)) return true;
+    const column = table.columns.get(f);
+    return column !== undefined && column.required && column.type !== "json";
+  });
 }
 
-/** Where the next page starts when keyset paging applies (the last row's key), else undefined. */
+/** Where the next page starts when keyset paging applies (the last row's values of the sort's columns), else undefined. */
 export function pagekeyAfter(table: TableModel, sort: SortSpec, last: RowDocument): unknown[] | undefined {
-  return isKeyOrder(table, sort) ? table.key.map((k) => last[k]) : undefined;
+  return isKeysetOrder(table, sort) ? sort.map(([f]) => last[f]) : undefined;
 }
 
-/** Rows strictly after `last` in key order (lexicographic over the key columns). */
-export function afterKey(table: TableModel, last: unknown[]): RowFilter {
-  if (last.length !== table.key.length)
+/** Rows strictly after `last` (the values of the sort's columns) in the sort's order. */
+export function afterKey(sort: SortSpec, last: unknown[]): RowFilter {
+  if (last.length !== sort.length || last.some((v) => v === null || v === undefined))
     throw errors.malformed("The paging position does not fit this resource");
-  return { op: "afterKey", columns: table.key, values: last };
+  return {
+    op: "afterKey",
+    columns: sort.map(([f]) => f),
+    values: last,
+    ...(sort.some(([, d]) => d === -1) ? { directions: sort.map(([, d]) => d) } : {}),
+  };
 }

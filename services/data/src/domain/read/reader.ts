@@ -2,7 +2,8 @@
  * GET of a resource: one query for the page (pagesize + 1 rows to know whether
  * more exist), then one query per nested level for the whole page, not one per
  * row (plus at most one per parent with more children than a page; see
- * firstChildren). Deep pages in key order use a keyset position instead of skip.
+ * firstChildren). Deep pages use a keyset position instead of skip when the order's columns
+ * allow one (query-builder.ts isKeysetOrder): the key's order, and orders on required columns.
  *
  * Each parent's children are paged on their own: a parent shows up to
  * pagesize children and, when it has more, a next_batch that lists the rest of
@@ -21,7 +22,7 @@ import {
   type ClientQuery,
   childrenOfAnyQuery,
   childrenQuery,
-  isKeyOrder,
+  isKeysetOrder,
   pagekeyAfter,
   rowFilterQuery,
   type SortSpec,
@@ -92,8 +93,8 @@ export async function readResource(store: TenantRows, req: ReadRequest): Promise
   if (req.key) {
     query = and([byId(rowId(resource.table, req.key)), query]);
     skip = 0;
-  } else if (req.pagekey && isKeyOrder(resource.table, sort)) {
-    query = and([query, afterKey(resource.table, req.pagekey)]);
+  } else if (req.pagekey && isKeysetOrder(resource.table, sort)) {
+    query = and([query, afterKey(sort, req.pagekey)]);
     skip = 0;
   }
   const docs = await store.find(project.storage, resource.table.name, query, {
