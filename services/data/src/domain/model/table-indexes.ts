@@ -80,7 +80,7 @@ export interface IndexUse {
 export function indexServes(index: TableIndex, key: string[]): IndexUse {
   const { columns } = index;
   let own = columns.length;
-  while (own > 0 && key.includes(columns[own - 1]!)) own--;
+  for (let last = columns[own - 1]; last !== undefined && key.includes(last); last = columns[own - 1]) own--;
   const endsWithKey = index.origin !== "key" && own > 0 && own < columns.length;
   const equal = (n: number) =>
     columns

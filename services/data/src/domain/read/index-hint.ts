@@ -23,7 +23,8 @@ export function missingIndex(resource: ResourceModel, client: ClientQuery): stri
   if (filters.length === 0 && (ordered.length === 0 || client.sysorders.length > 0)) return undefined;
   const leading = new Set(resource.table.indexes.map((index) => index.columns[0]));
   if (filtered.some((c) => leading.has(c))) return undefined;
-  if (filters.length === 0 && leading.has(ordered[0]!)) return undefined;
+  const firstOrdered = ordered[0];
+  if (filters.length === 0 && firstOrdered !== undefined && leading.has(firstOrdered)) return undefined;
   const wanted = filtered[0] ?? named.find((c) => !leading.has(c)) ?? named[0] ?? ordered[0];
   return wanted === undefined ? undefined : `${resource.table.name}(${wanted})`;
 }
