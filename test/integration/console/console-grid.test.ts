@@ -19,8 +19,14 @@ import { expect } from "chai";
 import type { Page, Request } from "playwright-core";
 import { demoProject } from "../../fixtures/demo-project.ts";
 import { putAdmin } from "../../support/admins.ts";
-import { axeViolations } from "../../support/axe.ts";
-import { type Browser, DESKTOP, PHONE, screenshot, startBrowser } from "../../support/browser.ts";
+import { type Browser, screenshot, startBrowser } from "../../support/browser.ts";
+import {
+  expectGood,
+  logInToProject,
+  SIZES,
+  startExplorerPlatform,
+  tabAtSize,
+} from "../../support/explorer-page.ts";
 import { adminClient, projectClient } from "../../support/http.ts";
 import { type Platform, startPlatform } from "../../support/platform.ts";
 
@@ -63,19 +69,6 @@ const GRID = demoProject({
   rules: [{ table: "customer", type: "sum", column: "balance", children: "orders", of: "amount_total" }],
 });
 
-const SIZES = [
-  { name: "desktop", ...DESKTOP },
-  { name: "phone", ...PHONE },
-];
-
-/** axe-core finds nothing serious, the page does not scroll sideways; and a screenshot. */
-async function expectGood(page: Page, shot: string): Promise<void> {
-  expect(await axeViolations(page), "serious or critical axe-core violations").to.deep.equal([]);
-  const width = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
-  expect(width[0], "the page is no wider than the viewport").to.be.at.most(width[1]!);
-  await screenshot(page, shot);
-}
-
 /** The rows of the grid in the DOM: their count, heights, and the first cells' texts. */
 const gridRows = (page: Page) =>
   page.locator("table.virtual").evaluate((table) => {
@@ -100,15 +93,7 @@ describe("console in Chromium: the data explorer's grid", function () {
 
   before(async function () {
     this.timeout(600_000);
-    platform = await startPlatform({}, { console: true });
-    base = platform.baseUrl;
-    const operator = adminClient(base, platform.adminToken);
-    await operator.send("PUT", "/accounts/acme", { displayName: "Acme" });
-    await putAdmin(operator, "acme", "ann", "admin", "ann-secret-1");
-    expect((await operator.putProject("acme", "grid", GRID)).status).to.equal(201);
-    await operator.putUser("acme", "grid", "alice", { password: "correct horse", roles: ["Full access"] });
-    seederKey = (await operator.createKey("acme", "grid", { name: "seeder", roles: ["Full access"] })).body
-      .apikey;
+    ({ platform, base, seederKey } = await startExplorerPlatform("grid", GRID));
 
     const customers = [
       { name: "Long", region: "north", credit_limit: 300, bio: LONG_TEXT, active: true, since: "2020-02-29" },
@@ -156,14 +141,7 @@ describe("console in Chromium: the data explorer's grid", function () {
   });
 
   async function logIn(page: Page, hash = ""): Promise<void> {
-    await page.goto(`${base}/console/#/explorer`);
-    await page.getByLabel("Account", { exact: true }).fill("acme");
-    await page.getByLabel("Project", { exact: true }).fill("grid");
-    await page.getByRole("button", { name: "Show the login form" }).click();
-    await page.getByLabel("User name").fill("alice");
-    await page.getByLabel("Password", { exact: true }).fill("correct horse");
-    await page.getByLabel("Password", { exact: true }).press("Enter");
-    await page.getByRole("heading", { name: "Data: acme / grid / v1" }).waitFor();
+    await logInToProject(page, base, "grid", { name: "alice", password: "correct horse" });
     if (hash) await page.evaluate((h) => (location.hash = h), hash);
   }
 
@@ -194,22 +172,11 @@ describe("console in Chromium: the data explorer's grid", function () {
 
   for (const size of SIZES) {
     describe(`at ${size.width}×${size.height}`, () => {
-      let page: Page;
+      const tab = tabAtSize(() => browser.newPage(), size, "grid", logIn);
       const shot = (name: string) => `grid-${size.name}-${name}`;
 
-      before(async () => {
-        page = await browser.newPage();
-        await page.setViewportSize(size);
-        page.setDefaultTimeout(15_000);
-        await logIn(page);
-      });
-      afterEach(async function () {
-        if (this.currentTest?.state === "failed")
-          await screenshot(page, `failed-grid-${size.name}-${this.currentTest.title.slice(0, 40)}`);
-      });
-      after(() => page.close());
-
       it("keeps a 4,960-character value on one line of a one-line row, and shows all of it on demand", async () => {
+        const page = tab();
         await page.getByRole("button", { name: "customer", exact: true }).click();
         await page.getByRole("cell", { name: "Many", exact: true }).waitFor();
         const rows = await gridRows(page);
@@ -239,6 +206,7 @@ describe("console in Chromium: the data explorer's grid", function () {
       });
 
       it("resizes a column from its header (keyboard) without breaking a word or growing a row", async () => {
+        const page = tab();
         const handle = page.getByRole("separator", { name: "Width of region" });
         const before = Number(await handle.getAttribute("aria-valuenow"));
         await handle.focus();
@@ -253,6 +221,7 @@ describe("console in Chromium: the data explorer's grid", function () {
       });
 
       it("sorts by a column's header and says so; the order is in the URL", async () => {
+        const page = tab();
         const header = page.locator("table.virtual thead th", { hasText: "credit_limit" });
         await header.getByRole("button", { name: "credit_limit" }).click();
         await page.waitForFunction(() => location.hash.includes("order=credit_limit+asc"));
@@ -280,6 +249,7 @@ describe("console in Chromium: the data explorer's grid", function () {
       });
 
       it("builds a filter in the filter language, and counts the rows", async () => {
+        const page = tab();
         await page.getByText("Build a condition").click();
         await page.getByLabel("Column", { exact: true }).selectOption("region");
         await page.getByLabel("Operator").selectOption("=");
@@ -300,6 +270,7 @@ describe("console in Chromium: the data explorer's grid", function () {
       });
 
       it("edits with an editor per column type; key and rule-derived columns are read-only; null is one click", async () => {
+        const page = tab();
         await page
           .locator("table.virtual tbody tr", { hasText: "Many" })
           .getByRole("button", { name: "Open" })
@@ -345,6 +316,7 @@ describe("console in Chromium: the data explorer's grid", function () {
       });
 
       it("offers no editor for a rule-derived column in a new row", async () => {
+        const page = tab();
         await page.getByRole("button", { name: "New row" }).click();
         const dialog = page.getByRole("dialog", { name: "New row in customer" });
         await dialog.getByText("Computed by rules: balance.").waitFor();
@@ -358,6 +330,7 @@ describe("console in Chromium: the data explorer's grid", function () {
       });
 
       it("keeps table, filter, order, page and open row in the URL: reload and Back come back to them", async () => {
+        const page = tab();
         const before = await hashParams(page);
         expect(before).to.include({
           filter: "region = 'north'",
@@ -400,6 +373,7 @@ describe("console in Chromium: the data explorer's grid", function () {
       });
 
       it("never shows a child list as a column; pages children with Show more and counts them honestly", async () => {
+        const page = tab();
         await page.getByRole("button", { name: "Customers", exact: true }).click();
         const none = page.locator("table.virtual tbody tr", { hasText: "None" });
         await none.getByText("Orders: 0").waitFor();
@@ -424,6 +398,7 @@ describe("console in Chromium: the data explorer's grid", function () {
       });
 
       it("keeps at most a few hundred of 100,000 rows in the DOM, and scrolls and pages without a jump", async function () {
+        const page = tab();
         this.timeout(120_000);
         await page.getByRole("button", { name: "big", exact: true }).click();
         await page.getByRole("cell", { name: "row 1", exact: true }).waitFor();

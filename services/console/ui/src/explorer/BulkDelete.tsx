@@ -4,7 +4,7 @@
  * whole request (409) and nothing is deleted.
  */
 import { useState } from "preact/hooks";
-import type { Client } from "../api.ts";
+import { type Client, localPath } from "../api.ts";
 import { Confirm } from "../components/Dialog.tsx";
 import { ErrorNotice } from "../components/ErrorNotice.tsx";
 import { metadataOf, type Row } from "./rows.ts";
@@ -35,7 +35,14 @@ export function BulkDelete(props: {
     });
     try {
       const r = await props.client.call<{ txsummary: Row[] }>("PUT", props.collectionPath, { body });
-      props.onDeleted({ what: `Deleted ${n} selected`, txsummary: r.body.txsummary ?? [] });
+      props.onDeleted({
+        what: `Deleted ${n} selected`,
+        txsummary: r.body.txsummary ?? [],
+        written: props.selected.flatMap((row) => {
+          const href = metadataOf(row).href;
+          return href ? [localPath(href)] : [];
+        }),
+      });
     } catch (err) {
       setError(err);
     }
