@@ -120,6 +120,56 @@ describe("console in Chromium: the explorer's work (children, bulk writes, CSV i
         ]);
         await expectGood(page, shot("bulk-delete"));
       });
+
+      it("previews a CSV file before sending anything, then imports it in batches and names each refused line", async () => {
+        const page = tab();
+        await page.evaluate(() => (location.hash = "#/explorer/customer"));
+        await page.getByRole("cell", { name: owner, exact: true }).waitFor();
+        const lines = ["name,credit_limit,region"];
+        for (let i = 1; i <= 600; i++) lines.push(`${size.name} csv ${i},${i},west`);
+        lines.splice(3, 0, `${size.name} bad,lots,west`); // line 4: not a number
+        lines.push(`${owner},5,east`); // line 603: the key is taken
+        const posts: unknown[][] = [];
+        page.on("request", (r) => {
+          if (r.method() === "POST" && new URL(r.url()).pathname.endsWith("/customer"))
+            posts.push(r.postDataJSON());
+        });
+        await page.getByLabel("Import CSV…").setInputFiles({
+          name: "people.csv",
+          mimeType: "text/csv",
+          buffer: Buffer.from(lines.join("\r\n")),
+        });
+        const preview = page.getByRole("region", { name: "Import preview" });
+        await preview.getByText("people.csv: 602 rows; 601 can be imported, 1 are refused.").waitFor();
+        expect(await preview.textContent()).to.include(
+          "Columns: name (string), credit_limit (number), region (string)",
+        );
+        expect(await preview.locator("li").allTextContents()).to.deep.equal([
+          "Line 4: credit_limit is not a number",
+        ]);
+        expect(posts, "nothing is sent before the import is confirmed").to.deep.equal([]);
+        await expectGood(page, shot("csv-preview"));
+
+        await preview.getByRole("button", { name: "Import 601 rows" }).click();
+        const outcome = page.getByRole("region", { name: "Import", exact: true });
+        await outcome.getByText("people.csv: 600 of 602 rows inserted; 2 refused:").waitFor();
+        const errors = await outcome.locator("li").allTextContents();
+        expect(errors[0]).to.equal("Line 4: credit_limit is not a number");
+        expect(errors[1]).to.match(/^Line 603: 4\d\d\/\d+ /);
+        expect(errors).to.have.length(2);
+        for (const body of posts) expect(body, "every request sends an array of rows").to.be.an("array");
+        expect(posts.slice(0, 2).map((b) => b.length)).to.deep.equal([250, 250]);
+        expect(
+          posts.length,
+          "three batches, and halves of the third until the refused row is alone",
+        ).to.be.at.most(3 + 2 * Math.ceil(Math.log2(101)));
+        const found = await data().get(
+          seederKey,
+          `customer?pagesize=1000&filter=${encodeURIComponent(`name like '${size.name} csv %'`)}`,
+        );
+        expect(found.body).to.have.length(600);
+        await expectGood(page, shot("csv-result"));
+      });
     });
   }
 });

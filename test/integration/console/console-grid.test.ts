@@ -527,7 +527,7 @@ describe("console in Chromium: the data explorer's grid", function () {
       expect(lines.filter(Boolean)).to.have.length(BIG_ROWS + 1);
     });
 
-    it("imports a CSV file through the API, one insert per record, refusals listed by line", async () => {
+    it("imports a CSV file through the API after a preview, in batches, refusals listed by line", async () => {
       await page.evaluate(() => (location.hash = "#/explorer/customer"));
       await page.getByRole("cell", { name: "Many", exact: true }).waitFor();
       const csv = [
@@ -541,7 +541,11 @@ describe("console in Chromium: the data explorer's grid", function () {
       await page
         .getByLabel("Import CSV…")
         .setInputFiles({ name: "people.csv", mimeType: "text/csv", buffer: Buffer.from(csv) });
-      const outcome = page.getByRole("region", { name: "Import" });
+      await page
+        .getByRole("region", { name: "Import preview" })
+        .getByRole("button", { name: "Import 3 rows" })
+        .click();
+      const outcome = page.getByRole("region", { name: "Import", exact: true });
       await outcome.getByText("people.csv: 2 of 4 rows inserted; 2 refused:").waitFor();
       const errors = await outcome.locator("li").allTextContents();
       expect(errors[0]).to.equal("Line 3: credit_limit is not a number");
