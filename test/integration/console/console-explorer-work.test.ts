@@ -41,7 +41,10 @@ describe("console in Chromium: the explorer's work (children, bulk writes, CSV i
   before(async function () {
     this.timeout(300_000);
     ({ platform, base, seederKey } = await startExplorerPlatform("work", WORK));
-    const customers = SIZES.flatMap((s) => [{ name: `Owner ${s.name}`, credit_limit: 10 }]);
+    const customers = [
+      ...SIZES.map((s) => ({ name: `Owner ${s.name}`, credit_limit: 10 })),
+      { name: "Multi line", credit_limit: 1, region: "north\nsouth\neast" },
+    ];
     expect((await data().post(seederKey, "customer", customers)).status).to.equal(201);
     for (const s of SIZES) {
       const orders = Array.from({ length: 150 }, (_, i) => ({
@@ -86,6 +89,7 @@ describe("console in Chromium: the explorer's work (children, bulk writes, CSV i
         expect(await children.textContent()).to.equal("Orders: 100+");
         const detail = page.locator("section.detail");
         await detail.getByRole("heading", { name: "Orders (20 shown, more exist)" }).waitFor();
+        await detail.getByRole("heading", { name: `Row Customers / ${owner}`, exact: true }).waitFor();
         const headings = await detail.locator("section.children h3").allTextContents();
         expect(headings, "child lists of the row").to.deep.equal(["Orders (20 shown, more exist)"]);
         expect(await detail.textContent()).to.not.include("Customers.Orders");
@@ -98,11 +102,15 @@ describe("console in Chromium: the explorer's work (children, bulk writes, CSV i
           (f) => (location.hash = `#/explorer/purchaseorder?filter=${encodeURIComponent(f)}`),
           `customer_name = '${owner}' and amount_total <= 3`,
         );
-        await page.getByRole("cell", { name: `${size.name} order 3`, exact: true }).waitFor();
+        await page.getByRole("gridcell", { name: `${size.name} order 3`, exact: true }).waitFor();
         for (const n of [1, 2, 3]) await page.getByRole("checkbox", { name: `Select row ${n}` }).check();
         await page.getByText("3 selected").waitFor();
         await page.getByRole("button", { name: "Delete selected" }).click();
-        await page.getByRole("dialog").getByRole("button", { name: "Delete" }).click();
+        const dialog = page.getByRole("dialog");
+        expect(await dialog.textContent(), "the confirmation names the rows").to.match(
+          /purchaseorder \/ \d+, purchaseorder \/ \d+, purchaseorder \/ \d+\. All of them/,
+        );
+        await dialog.getByRole("button", { name: "Delete" }).click();
         const summary = page.getByRole("region", { name: /Deleted 3 selected: 4 row\(s\) changed/ });
         await summary.waitFor();
         const entries = await summary.locator("li").evaluateAll((items) =>
@@ -124,7 +132,7 @@ describe("console in Chromium: the explorer's work (children, bulk writes, CSV i
       it("previews a CSV file before sending anything, then imports it in batches and names each refused line", async () => {
         const page = tab();
         await page.evaluate(() => (location.hash = "#/explorer/customer"));
-        await page.getByRole("cell", { name: owner, exact: true }).waitFor();
+        await page.getByRole("gridcell", { name: owner, exact: true }).waitFor();
         const lines = ["name,credit_limit,region"];
         for (let i = 1; i <= 600; i++) lines.push(`${size.name} csv ${i},${i},west`);
         lines.splice(3, 0, `${size.name} bad,lots,west`); // line 4: not a number
@@ -169,6 +177,199 @@ describe("console in Chromium: the explorer's work (children, bulk writes, CSV i
         );
         expect(found.body).to.have.length(600);
         await expectGood(page, shot("csv-result"));
+      });
+
+      it("keeps the whole place in the address; tables are links; a link in a fresh tab signs in and lands on the row", async () => {
+        const page = tab();
+        const link = page.getByRole("navigation", { name: "Tables and resources" }).getByRole("link", {
+          name: "customer",
+          exact: true,
+        });
+        expect(await link.getAttribute("href")).to.equal("#/explorer/acme/work/v1/customer");
+        await link.click();
+        await page.getByRole("gridcell", { name: owner, exact: true }).waitFor();
+        await page
+          .locator("table.virtual tbody tr", { hasText: owner })
+          .getByRole("button", { name: "Open" })
+          .click();
+        await page.locator("section.detail").getByLabel("name").first().waitFor();
+        const address = await page.evaluate(() => location.href);
+        expect(new URL(address).hash).to.match(
+          /^#\/explorer\/acme\/work\/v1\/customer\?.*row=customer%2FOwner/,
+        );
+
+        // A project user, in a tab of its own (nothing of the first tab's session).
+        const fresh = await browser.newPage();
+        try {
+          await fresh.setViewportSize(size);
+          fresh.setDefaultTimeout(15_000);
+          await fresh.goto(address);
+          expect(await fresh.getByLabel("Account", { exact: true }).inputValue()).to.equal("acme");
+          expect(await fresh.getByLabel("Project", { exact: true }).inputValue()).to.equal("work");
+          expect(await fresh.getByLabel("API version", { exact: true }).inputValue()).to.equal("v1");
+          await expectGood(fresh, shot("link-sign-in"));
+          await fresh.getByRole("button", { name: "Show the login form" }).click();
+          await fresh.getByLabel("User name").fill("alice");
+          await fresh.getByLabel("Password", { exact: true }).fill("correct horse");
+          await fresh.getByLabel("Password", { exact: true }).press("Enter");
+          const detail = fresh.locator("section.detail");
+          await detail.waitFor();
+          expect(await detail.locator("input").first().inputValue()).to.equal(owner);
+          expect(await fresh.evaluate(() => location.href)).to.equal(address);
+          await expectGood(fresh, shot("link-landed"));
+        } finally {
+          await fresh.close();
+        }
+
+        // An administrator, signing in where the link points.
+        const admin = await browser.newPage();
+        try {
+          await admin.setViewportSize(size);
+          admin.setDefaultTimeout(15_000);
+          await admin.goto(address);
+          await admin.getByRole("button", { name: "Sign in as an administrator" }).click();
+          const form = admin.getByRole("form", { name: "Account administrator" });
+          expect(await form.getByLabel("Account", { exact: true }).inputValue()).to.equal("acme");
+          await form.getByLabel("Login", { exact: true }).fill("ann");
+          await form.getByLabel("Password", { exact: true }).fill("ann-secret-1");
+          await form.getByLabel("Password", { exact: true }).press("Enter");
+          const detail = admin.locator("section.detail");
+          await detail.waitFor();
+          expect(await detail.locator("input").first().inputValue()).to.equal(owner);
+          await admin.getByRole("heading", { name: "Data: acme / work / v1" }).waitFor();
+          await expectGood(admin, shot("link-admin"));
+        } finally {
+          await admin.close();
+        }
+      });
+
+      it("walks the grid with the keyboard alone: one Tab stop, arrows, Enter opens, Escape returns; rows one line", async () => {
+        const page = tab();
+        await page.evaluate(() => (location.hash = "#/explorer/acme/work/v1/customer?order=name"));
+        await page.getByRole("gridcell", { name: "Multi line", exact: true }).waitFor();
+        const heights = await page
+          .locator("table.virtual tbody tr:not(.spacer)")
+          .evaluateAll((rows) => [...new Set(rows.map((r) => Math.round(r.getBoundingClientRect().height)))]);
+        expect(heights, "every row one line high, a three-line value too").to.have.length(1);
+
+        await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
+        const inGrid = () =>
+          page.evaluate(() => {
+            const el = document.activeElement;
+            return el?.tagName === "TD" && el.closest('table[role="grid"]') !== null
+              ? { row: el.closest("tr")?.getAttribute("aria-rowindex"), text: el.textContent }
+              : undefined;
+          });
+        let presses = 0;
+        let at = await inGrid();
+        while (!at && presses < 60) {
+          await page.keyboard.press("Tab");
+          presses++;
+          at = await inGrid();
+        }
+        console.log(`        (${presses} Tab presses from the top of the page to the first grid row)`);
+        expect(at, "the first row's first cell takes the focus").to.deep.equal({ row: "2", text: "" });
+        expect(presses).to.be.below(34);
+        await page.keyboard.press("ArrowDown");
+        await page.keyboard.press("ArrowRight");
+        await page.keyboard.press("ArrowRight");
+        expect(await inGrid()).to.deep.equal({ row: "3", text: "Owner desktop" });
+        await page.keyboard.press("Tab");
+        expect(await inGrid(), "Tab leaves the grid (one stop)").to.equal(undefined);
+        await page.keyboard.press("Shift+Tab");
+        expect(await inGrid()).to.deep.equal({ row: "3", text: "Owner desktop" });
+        await expectGood(page, shot("grid-keyboard"));
+        await page.keyboard.press("Enter");
+        const detail = page.locator("section.detail");
+        await detail.getByRole("heading", { name: "Row customer / Owner desktop", exact: true }).waitFor();
+        await page.keyboard.press("Escape");
+        await detail.waitFor({ state: "detached" });
+        await page.waitForFunction(() => document.activeElement?.tagName === "TD");
+        expect(await inGrid()).to.deep.equal({ row: "3", text: "Owner desktop" });
+        await page.keyboard.press("Home");
+        await page.keyboard.press(" ");
+        await page.getByText("1 selected").waitFor();
+        expect(await page.getByRole("checkbox", { name: "Select row 2", exact: true }).isChecked()).to.equal(
+          true,
+        );
+      });
+
+      it("shows which attributes differ after a 409, yours against the stored, and keeps yours per attribute", async () => {
+        const page = tab();
+        const path = `customer/${encodeURIComponent(owner)}`;
+        await page.evaluate(
+          (row) => (location.hash = `#/explorer/acme/work/v1/customer?row=${encodeURIComponent(row)}`),
+          path,
+        );
+        const detail = page.locator("section.detail");
+        await detail.getByRole("heading", { name: `Row customer / ${owner}`, exact: true }).waitFor();
+        await detail.getByLabel("credit_limit", { exact: true }).fill("77");
+        await detail.getByRole("checkbox", { name: "null (region)" }).uncheck();
+        await detail.getByLabel("region", { exact: true }).fill("west");
+        const behind = await data().put(seederKey, path, {
+          "@metadata": { checksum: "override" },
+          credit_limit: 55,
+          region: "east",
+        });
+        expect(behind.status, JSON.stringify(behind.body)).to.equal(200);
+
+        await detail.getByRole("button", { name: "Save changes" }).click();
+        const conflict = detail.getByRole("alert");
+        await conflict.getByText("Someone else changed this row").waitFor();
+        const diff = conflict.locator("table.conflict-diff tbody tr");
+        await diff.first().waitFor();
+        const rows = await diff.evaluateAll((trs) =>
+          trs.map((tr) => Array.from(tr.querySelectorAll("th, td")).map((c) => c.textContent?.trim())),
+        );
+        expect(rows).to.deep.equal([
+          ["credit_limit", "77", "55", ""],
+          ["region", "west", "east", ""],
+        ]);
+        await expectGood(page, shot("conflict"));
+        await conflict.getByRole("checkbox", { name: "Keep your region" }).uncheck();
+        await conflict.getByRole("button", { name: "Use these values" }).click();
+        await conflict.waitFor({ state: "detached" });
+        expect(await detail.getByLabel("credit_limit", { exact: true }).inputValue()).to.equal("77");
+        expect(await detail.getByLabel("region", { exact: true }).inputValue()).to.equal("east");
+        await detail.getByRole("button", { name: "Save changes" }).click();
+        await page.getByRole("region", { name: /Saved: \d+ row\(s\) changed/ }).waitFor();
+        const now = (await data().get(seederKey, path)).body[0];
+        expect([now.credit_limit, now.region]).to.deep.equal([77, "east"]);
+      });
+
+      it("says it is loading a far page a link names, and shows no other page's rows under its number", async () => {
+        const page = tab();
+        const filter = encodeURIComponent(`customer_name = '${owner}'`);
+        let requests = 0;
+        let release: () => void = () => {};
+        const released = new Promise<void>((resolve) => {
+          release = resolve;
+        });
+        // The first page comes at once; the one that loads up to page 120 waits for the test.
+        await page.route(/\/rest\/acme\/work\/v1\/purchaseorder\?/, async (route) => {
+          requests++;
+          if (requests > 1) await released;
+          await route.continue();
+        });
+        try {
+          await page.evaluate(
+            (f) => (location.hash = `#/explorer/acme/work/v1/purchaseorder?filter=${f}&pagesize=1&page=120`),
+            filter,
+          );
+          await page.getByRole("status").getByText("Loading page 120…").waitFor();
+          await page.locator("table.virtual").waitFor({ state: "attached" });
+          expect(
+            await page.getByRole("gridcell", { name: `${size.name} order 4`, exact: true }).isVisible(),
+          ).to.equal(false);
+          await expectGood(page, shot("far-page-loading"));
+          release();
+          // Orders 1–3 were deleted above: the 120th left is order 123.
+          await page.getByRole("gridcell", { name: `${size.name} order 123`, exact: true }).waitFor();
+          await page.getByRole("status").getByText("Loading page 120…").waitFor({ state: "detached" });
+        } finally {
+          release();
+          await page.unroute(/\/rest\/acme\/work\/v1\/purchaseorder\?/);
+        }
       });
     });
   }

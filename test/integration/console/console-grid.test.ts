@@ -177,8 +177,8 @@ describe("console in Chromium: the data explorer's grid", function () {
 
       it("keeps a 4,960-character value on one line of a one-line row, and shows all of it on demand", async () => {
         const page = tab();
-        await page.getByRole("button", { name: "customer", exact: true }).click();
-        await page.getByRole("cell", { name: "Many", exact: true }).waitFor();
+        await page.getByRole("link", { name: "customer", exact: true }).click();
+        await page.getByRole("gridcell", { name: "Many", exact: true }).waitFor();
         const rows = await gridRows(page);
         expect(rows.heights, "every row is one line high").to.deep.equal([36]);
         const bio = page.locator("table.virtual tbody tr", { hasText: "Long" }).locator("td.cut", {
@@ -230,7 +230,7 @@ describe("console in Chromium: the data explorer's grid", function () {
           .locator('table.virtual thead th[aria-sort="ascending"]', { hasText: "credit_limit" })
           .waitFor();
         expect(await header.getAttribute("aria-sort")).to.equal("ascending");
-        await page.getByRole("cell", { name: "Many", exact: true }).waitFor();
+        await page.getByRole("gridcell", { name: "Many", exact: true }).waitFor();
         const names = () =>
           page.locator("table.virtual tbody tr:not(.spacer) td:nth-child(3)").allTextContents();
         await page.waitForFunction(
@@ -260,7 +260,7 @@ describe("console in Chromium: the data explorer's grid", function () {
         );
         expect((await hashParams(page)).filter).to.equal("region = 'north'");
         await page.getByText("rows 1–2 of 2 rows").waitFor();
-        expect(await page.getByRole("cell", { name: "None", exact: true }).count()).to.equal(0);
+        expect(await page.getByRole("gridcell", { name: "None", exact: true }).count()).to.equal(0);
         await page
           .getByRole("navigation", { name: "Row pages" })
           .getByRole("status")
@@ -275,7 +275,7 @@ describe("console in Chromium: the data explorer's grid", function () {
           .locator("table.virtual tbody tr", { hasText: "Many" })
           .getByRole("button", { name: "Open" })
           .click();
-        const detail = page.getByRole("region", { name: /^Row \// });
+        const detail = page.getByRole("region", { name: /^Row customer \/ / });
         await detail.getByLabel("credit_limit", { exact: true }).waitFor();
         expect((await hashParams(page)).row).to.equal("customer/Many");
         const kind = (label: string) =>
@@ -339,15 +339,15 @@ describe("console in Chromium: the data explorer's grid", function () {
         });
         await page.reload();
         await page
-          .getByRole("region", { name: /^Row \// })
+          .getByRole("region", { name: /^Row customer \/ / })
           .getByLabel("credit_limit", { exact: true })
           .waitFor();
         expect(await page.getByLabel("Filter").inputValue()).to.equal("region = 'north'");
         expect(await page.getByLabel("Order").inputValue()).to.equal("credit_limit desc");
-        await page.getByRole("cell", { name: "Long", exact: true }).waitFor();
+        await page.getByRole("gridcell", { name: "Long", exact: true }).waitFor();
 
         await page.goBack();
-        await page.getByRole("region", { name: /^Row \// }).waitFor({ state: "detached" });
+        await page.getByRole("region", { name: /^Row customer \/ / }).waitFor({ state: "detached" });
         expect((await hashParams(page)).row).to.equal(undefined);
         await page.goBack();
         await page.waitForFunction(
@@ -363,8 +363,8 @@ describe("console in Chromium: the data explorer's grid", function () {
         const sent: string[] = [];
         const record = (r: Request) => sent.push(r.url());
         page.on("request", record);
-        await page.getByRole("button", { name: "purchaseorder", exact: true }).click();
-        await page.getByRole("cell", { name: "22", exact: true }).first().waitFor();
+        await page.getByRole("link", { name: "purchaseorder", exact: true }).click();
+        await page.getByRole("gridcell", { name: "22", exact: true }).first().waitFor();
         page.off("request", record);
         const reads = sent.filter((u) => new URL(u).pathname.endsWith("/purchaseorder"));
         expect(reads.length).to.be.greaterThan(0);
@@ -374,7 +374,7 @@ describe("console in Chromium: the data explorer's grid", function () {
 
       it("never shows a child list as a column; pages children with Show more and counts them honestly", async () => {
         const page = tab();
-        await page.getByRole("button", { name: "Customers", exact: true }).click();
+        await page.getByRole("link", { name: "Customers", exact: true }).click();
         const none = page.locator("table.virtual tbody tr", { hasText: "None" });
         await none.getByText("Orders: 0").waitFor();
         const many = page.locator("table.virtual tbody tr", { hasText: "Many" });
@@ -400,8 +400,8 @@ describe("console in Chromium: the data explorer's grid", function () {
       it("keeps at most a few hundred of 100,000 rows in the DOM, and scrolls and pages without a jump", async function () {
         const page = tab();
         this.timeout(120_000);
-        await page.getByRole("button", { name: "big", exact: true }).click();
-        await page.getByRole("cell", { name: "row 1", exact: true }).waitFor();
+        await page.getByRole("link", { name: "big", exact: true }).click();
+        await page.getByRole("gridcell", { name: "row 1", exact: true }).waitFor();
         const box = page.getByRole("region", { name: "big rows" });
         const countText = page.locator(".grid-count");
         await countText.getByText("of at least 101 rows").waitFor();
@@ -478,7 +478,7 @@ describe("console in Chromium: the data explorer's grid", function () {
 
         // A link to a far page loads up to it (in requests of 1,000 rows: a loaded machine needs its time).
         await page.evaluate(() => (location.hash = "#/explorer/big?page=25"));
-        await page.getByRole("cell", { name: "row 2401", exact: true }).waitFor({ timeout: 60_000 });
+        await page.getByRole("gridcell", { name: "row 2401", exact: true }).waitFor({ timeout: 60_000 });
         expect((await gridRows(page)).count).to.be.at.most(300);
       });
     });
@@ -490,7 +490,7 @@ describe("console in Chromium: the data explorer's grid", function () {
       page = await browser.newPage();
       page.setDefaultTimeout(15_000);
       await logIn(page, "#/explorer/customer");
-      await page.getByRole("cell", { name: "Many", exact: true }).waitFor();
+      await page.getByRole("gridcell", { name: "Many", exact: true }).waitFor();
     });
     afterEach(async function () {
       if (this.currentTest?.state === "failed")
@@ -517,7 +517,7 @@ describe("console in Chromium: the data explorer's grid", function () {
 
       // 100,000 rows: 50 pages of 2,000, one header.
       await page.evaluate(() => (location.hash = "#/explorer/big"));
-      await page.getByRole("cell", { name: "row 1", exact: true }).waitFor();
+      await page.getByRole("gridcell", { name: "row 1", exact: true }).waitFor();
       // Fifty requests of 2,000 rows: waited for as long as a loaded machine needs.
       const big = page.waitForEvent("download", { timeout: 200_000 });
       await page.getByRole("button", { name: "Export CSV" }).click();
@@ -529,7 +529,7 @@ describe("console in Chromium: the data explorer's grid", function () {
 
     it("imports a CSV file through the API after a preview, in batches, refusals listed by line", async () => {
       await page.evaluate(() => (location.hash = "#/explorer/customer"));
-      await page.getByRole("cell", { name: "Many", exact: true }).waitFor();
+      await page.getByRole("gridcell", { name: "Many", exact: true }).waitFor();
       const csv = [
         "name,credit_limit,region,active,profile",
         'Imported 1,10,west,true,"{""x"": 1}"',
@@ -554,7 +554,7 @@ describe("console in Chromium: the data explorer's grid", function () {
       expect([one.credit_limit, one.active, one.profile]).to.deep.equal([10, true, { x: 1 }]);
       const three = (await data().get(seederKey, "customer/Imported%203")).body[0];
       expect([three.region, three.active]).to.deep.equal([null, false]);
-      await page.getByRole("cell", { name: "Imported 3", exact: true }).waitFor();
+      await page.getByRole("gridcell", { name: "Imported 3", exact: true }).waitFor();
     });
 
     it("deletes the selected rows in one request, with their checksums", async () => {
@@ -566,7 +566,7 @@ describe("console in Chromium: the data explorer's grid", function () {
       await page.getByRole("region", { name: /Deleted 2 selected: 2 row\(s\) changed/ }).waitFor();
       expect((await data().get(seederKey, "customer/Imported%201")).body).to.deep.equal([]);
       expect((await data().get(seederKey, "customer/Imported%203")).body).to.deep.equal([]);
-      await page.getByRole("cell", { name: "Imported 1", exact: true }).waitFor({ state: "detached" });
+      await page.getByRole("gridcell", { name: "Imported 1", exact: true }).waitFor({ state: "detached" });
     });
 
     it("says it is loading and offers Retry when a page of rows fails (after one quiet retry)", async () => {
@@ -592,7 +592,7 @@ describe("console in Chromium: the data explorer's grid", function () {
         held = route;
         release();
       });
-      await page.getByRole("button", { name: "purchaseorder", exact: true }).click();
+      await page.getByRole("link", { name: "purchaseorder", exact: true }).click();
       await arrived;
       await page.getByRole("status").getByText("Loading rows…").waitFor();
       expect(await page.locator(".rows").getAttribute("aria-busy")).to.equal("true");
@@ -602,7 +602,7 @@ describe("console in Chromium: the data explorer's grid", function () {
       expect(failed, "the read was tried once more before the error was shown").to.equal(2);
       await page.unroute(/\/rest\/acme\/grid\/v1\/purchaseorder\?/);
       await alert.getByRole("button", { name: "Retry" }).click();
-      await page.getByRole("cell", { name: "22", exact: true }).first().waitFor();
+      await page.getByRole("gridcell", { name: "22", exact: true }).first().waitFor();
       expect(await page.getByRole("alert").count()).to.equal(0);
     });
   });

@@ -50,7 +50,14 @@ function App() {
   if (first === "explorer") {
     return (
       <Layout context={context} current="explorer" onSignOut={logOut}>
-        <Explorer admin={context} data={data} adminNotice={admin.notice} />
+        <Explorer
+          admin={context}
+          data={data}
+          adminNotice={admin.notice}
+          adminSignIn={(account) => (
+            <SignIn notice={undefined} account={account} embedded onSignedIn={admin.signIn} />
+          )}
+        />
       </Layout>
     );
   }

@@ -8,10 +8,11 @@ import { ApiFailure, type Client, localPath } from "../api.ts";
 import { Confirm } from "../components/Dialog.tsx";
 import { ErrorNotice } from "../components/ErrorNotice.tsx";
 import { useFocusOn } from "../components/focus.ts";
+import { Value } from "../components/Value.tsx";
 import { AttributeEditor } from "./AttributeEditor.tsx";
 import { ChildRows } from "./ChildRows.tsx";
 import { type ColumnInfo, readOnlyReason } from "./columns.ts";
-import { childListsOf, childNamesOf, columnsOf, metadataOf, type Row } from "./rows.ts";
+import { childListsOf, childNamesOf, columnsOf, metadataOf, type Row, rowName } from "./rows.ts";
 import type { WriteOutcome } from "./TxSummary.tsx";
 import { type Draft, draftChanged, draftOf, guessedType, typedValue } from "./typed-values.ts";
 
@@ -44,6 +45,9 @@ export function RowDetail(props: {
   const [invalid, setInvalid] = useState<Record<string, string>>({});
   const [error, setError] = useState<unknown>();
   const [conflict, setConflict] = useState(false);
+  /** The row as stored when a save was refused (409), and which of the user's edits to keep. */
+  const [stored, setStored] = useState<Row>();
+  const [keep, setKeep] = useState<Set<string>>(new Set());
   const [confirmDelete, setConfirmDelete] = useState(false);
   const [linked, setLinked] = useState<{ title: string; rows: Row[] }>();
   const conflictRef = useRef<HTMLDivElement>(null);
@@ -61,6 +65,7 @@ export function RowDetail(props: {
       setInvalid({});
       setError(undefined);
       setConflict(false);
+      setStored(undefined);
       setLinked(undefined);
     }
     headingRef.current?.focus();
@@ -92,6 +97,31 @@ export function RowDetail(props: {
     }
   }
 
+  /** On a 409: the stored row, to set the user's edits against it attribute by attribute. */
+  async function compare() {
+    setConflict(true);
+    if (!href) return;
+    try {
+      const fresh = (await props.client.call<Row[]>("GET", href)).body[0];
+      if (!fresh) throw new Error("The row no longer exists (someone deleted it).");
+      setStored(fresh);
+      setKeep(new Set(changed));
+    } catch (err) {
+      setError(err);
+    }
+  }
+
+  /** Takes the stored row (its checksum) with the edits the user keeps: saving again stays conditional. */
+  function resolve() {
+    if (!stored) return;
+    setRow(stored);
+    setEdits((old) => Object.fromEntries(Object.entries(old).filter(([k]) => keep.has(k))));
+    setInvalid({});
+    setConflict(false);
+    setStored(undefined);
+    headingRef.current?.focus();
+  }
+
   async function save(e: Event) {
     e.preventDefault();
     if (!href) return;
@@ -110,7 +140,7 @@ export function RowDetail(props: {
       props.onWritten({ what: "Saved", txsummary: r.body.txsummary ?? [] }, false);
       await reload();
     } catch (err) {
-      if (err instanceof ApiFailure && err.status === 409) setConflict(true);
+      if (err instanceof ApiFailure && err.status === 409) await compare();
       else setError(err);
     }
   }
@@ -143,10 +173,17 @@ export function RowDetail(props: {
   }
 
   return (
-    <section class="detail card" aria-labelledby="row-title">
+    <section
+      class="detail card"
+      aria-labelledby="row-title"
+      onKeyDown={(e) => {
+        // Escape goes back to the grid (a dialog's Escape is the dialog's own).
+        if (e.key === "Escape" && !(e.target as HTMLElement).closest("dialog")) props.onClose();
+      }}
+    >
       <div class="heading">
         <h2 id="row-title" tabIndex={-1} ref={headingRef}>
-          Row {href ? <code>{href}</code> : null}
+          Row {href ? <bdi>{rowName(href)}</bdi> : null}
         </h2>
         <button type="button" onClick={props.onClose}>
           Close
@@ -156,12 +193,62 @@ export function RowDetail(props: {
         <div class="notice warning" role="alert" tabIndex={-1} ref={conflictRef}>
           <strong class="notice-title">Someone else changed this row</strong>
           <p>
-            It changed since you opened it, so nothing was written. Reload to see the current values (your
-            edits are discarded), then change it again.
+            It changed since you opened it, so nothing was written. Choose, for each attribute you changed,
+            your value or the stored one; then save again (it is refused again if the row changes meanwhile).
           </p>
-          <button type="button" onClick={reload}>
-            Reload the row
-          </button>
+          {stored && (
+            <table class="grid conflict-diff">
+              <caption class="sr-only">Your values and the stored ones</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Attribute</th>
+                  <th scope="col">Yours</th>
+                  <th scope="col">Stored</th>
+                  <th scope="col">Keep yours</th>
+                </tr>
+              </thead>
+              <tbody>
+                {changed.map((k) => {
+                  const mine = typedValue(typeOf(k), edits[k] ?? { text: "", isNull: true });
+                  return (
+                    <tr key={k}>
+                      <th scope="row">
+                        <bdi>{k}</bdi>
+                      </th>
+                      <td>{mine.ok ? <Value value={mine.value} /> : (edits[k]?.text ?? "")}</td>
+                      <td>
+                        <Value value={stored[k]} />
+                      </td>
+                      <td>
+                        <input
+                          type="checkbox"
+                          aria-label={`Keep your ${k}`}
+                          checked={keep.has(k)}
+                          onChange={(e) => {
+                            const on = e.currentTarget.checked;
+                            setKeep((old) => {
+                              const next = new Set(old);
+                              if (on) next.add(k);
+                              else next.delete(k);
+                              return next;
+                            });
+                          }}
+                        />
+                      </td>
+                    </tr>
+                  );
+                })}
+              </tbody>
+            </table>
+          )}
+          <div class="actions">
+            <button type="button" class="primary" onClick={resolve} disabled={!stored}>
+              Use these values
+            </button>
+            <button type="button" onClick={reload}>
+              Reload the row (drop your edits)
+            </button>
+          </div>
         </div>
       )}
       <ErrorNotice error={error} />
@@ -215,7 +302,7 @@ export function RowDetail(props: {
       )}
       {confirmDelete && (
         <Confirm
-          title="Delete this row?"
+          title={<>Delete {href ? <bdi>{rowName(href)}</bdi> : "this row"}?</>}
           question="It is deleted if nobody changed it since you read it (its checksum still matches)."
           confirmLabel="Delete"
           onConfirm={remove}
