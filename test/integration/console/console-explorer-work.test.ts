@@ -337,6 +337,50 @@ describe("console in Chromium: the explorer's work (children, bulk writes, CSV i
         expect([now.credit_limit, now.region]).to.deep.equal([77, "east"]);
       });
 
+      it("warns before the admin key expires and signs in again in place: the place and typed edits stay", async () => {
+        const path = `customer/${encodeURIComponent(owner)}`;
+        const address = `${base}/console/#/explorer/acme/work/v1/customer?row=${encodeURIComponent(path)}`;
+        const admin = await browser.newPage();
+        try {
+          await admin.setViewportSize(size);
+          admin.setDefaultTimeout(15_000);
+          await admin.goto(address);
+          await admin.getByRole("button", { name: "Sign in as an administrator" }).click();
+          const form = admin.getByRole("form", { name: "Account administrator" });
+          await form.getByLabel("Login", { exact: true }).fill("ann");
+          await form.getByLabel("Password", { exact: true }).fill("ann-secret-1");
+          await form.getByLabel("Password", { exact: true }).press("Enter");
+          const detail = admin.locator("section.detail");
+          await detail.waitFor();
+          expect(await admin.getByText("Your administrator session ends at").count()).to.equal(0);
+          // The key's expiration as the tab keeps it, three minutes from now (the server's is later).
+          await admin.evaluate(() => {
+            const s = JSON.parse(sessionStorage.getItem("tessera.console.admin")!);
+            s.expiration = new Date(Date.now() + 3 * 60_000).toISOString();
+            sessionStorage.setItem("tessera.console.admin", JSON.stringify(s));
+          });
+          await admin.reload();
+          const warning = admin.locator(".expiry-warning");
+          await warning.getByText("Your administrator session ends at").waitFor();
+          await detail.getByLabel("credit_limit", { exact: true }).fill("4321");
+          await expectGood(admin, shot("expiry-warning"));
+          await warning.getByRole("button", { name: "Sign in again" }).click();
+          const again = warning.getByRole("form", { name: "Account administrator" });
+          expect(await again.getByLabel("Account", { exact: true }).inputValue()).to.equal("acme");
+          await again.getByLabel("Login", { exact: true }).fill("ann");
+          await again.getByLabel("Password", { exact: true }).fill("ann-secret-1");
+          await again.getByLabel("Password", { exact: true }).press("Enter");
+          await warning.waitFor({ state: "detached" });
+          expect(await detail.getByLabel("credit_limit", { exact: true }).inputValue()).to.equal("4321");
+          expect(await admin.evaluate(() => location.href)).to.equal(address);
+          await detail.getByRole("button", { name: "Save changes" }).click();
+          await admin.getByRole("region", { name: /Saved: \d+ row\(s\) changed/ }).waitFor();
+          expect((await data().get(seederKey, path)).body[0].credit_limit).to.equal(4321);
+        } finally {
+          await admin.close();
+        }
+      });
+
       it("says it is loading a far page a link names, and shows no other page's rows under its number", async () => {
         const page = tab();
         const filter = encodeURIComponent(`customer_name = '${owner}'`);

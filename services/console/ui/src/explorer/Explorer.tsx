@@ -8,9 +8,9 @@
  * What it shows — table, filter, order, page, open row — is in the URL (explorer-url.ts).
  */
 import type { ComponentChildren } from "preact";
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import type { AdminContext } from "../admin-context.ts";
-import { type Client, localPath, seg } from "../api.ts";
+import { type Client, localPath, type RequestOptions, seg } from "../api.ts";
 import { LoadStatus } from "../components/LoadStatus.tsx";
 import { ScreenHeading } from "../components/ScreenHeading.tsx";
 import { useLoad } from "../components/useLoad.ts";
@@ -126,7 +126,15 @@ function Workspace(props: {
   leave: string;
   onLogOut: () => void;
 }) {
-  const { client, session } = props;
+  const { session } = props;
+  // One client for the workspace's life, calling with the latest key: a new key (signing in
+  // again before the old one expires) reloads nothing and loses nothing typed.
+  const latestClient = useRef(props.client);
+  latestClient.current = props.client;
+  const client = useMemo<Client>(
+    () => ({ call: <T,>(m: string, p: string, o?: RequestOptions) => latestClient.current.call<T>(m, p, o) }),
+    [],
+  );
   const { account, project, version } = props.place;
   const place = { account, project, version };
   const root = versionRoot(place);

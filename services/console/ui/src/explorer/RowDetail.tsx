@@ -58,6 +58,14 @@ export function RowDetail(props: {
   // paints or takes a keystroke: nothing typed into the new row can be wiped or lose focus.
   const shown = useRef(props.row);
   useLayoutEffect(() => {
+    const before = metadataOf(shown.current);
+    const now = metadataOf(props.row);
+    // The same row read again (a new key after signing in again): the user's edits stay.
+    const sameRow = before.href === now.href && before.checksum === now.checksum;
+    if (shown.current !== props.row && sameRow) {
+      shown.current = props.row;
+      return;
+    }
     if (shown.current !== props.row) {
       shown.current = props.row;
       setRow(props.row);
