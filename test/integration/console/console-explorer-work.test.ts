@@ -12,7 +12,7 @@
  * go to test-output/console/ (`work-<size>-<what>.png`).
  */
 import { expect } from "chai";
-import type { Page } from "playwright-core";
+import type { Locator, Page } from "playwright-core";
 import { demoProject } from "../../fixtures/demo-project.ts";
 import { putAdmin } from "../../support/admins.ts";
 import { type Browser, screenshot, startBrowser } from "../../support/browser.ts";
@@ -66,11 +66,28 @@ describe("console in Chromium: the explorer's work (children, bulk writes, CSV i
   const logIn = (page: Page) =>
     logInToProject(page, base, "work", { name: "alice", password: "correct horse" });
 
+  /** Signs ann in with the administrator's form (its account, acme, already filled in). */
+  async function signInWith(form: Locator): Promise<void> {
+    expect(await form.getByLabel("Account", { exact: true }).inputValue()).to.equal("acme");
+    await form.getByLabel("Login", { exact: true }).fill("ann");
+    await form.getByLabel("Password", { exact: true }).fill("ann-secret-1");
+    await form.getByLabel("Password", { exact: true }).press("Enter");
+  }
+
   for (const size of SIZES) {
     describe(`at ${size.width}×${size.height}`, () => {
       const tab = tabAtSize(() => browser.newPage(), size, "work", logIn);
       const shot = (name: string) => `work-${size.name}-${name}`;
       const owner = `Owner ${size.name}`;
+
+      /** Opens a link in a fresh tab and signs ann in where it points (the account filled in from the link). */
+      async function signInAsAdminAt(admin: Page, address: string): Promise<void> {
+        await admin.setViewportSize(size);
+        admin.setDefaultTimeout(15_000);
+        await admin.goto(address);
+        await admin.getByRole("button", { name: "Sign in as an administrator" }).click();
+        await signInWith(admin.getByRole("form", { name: "Account administrator" }));
+      }
 
       it("shows a sub-resource's children once, under the row's own name for them", async () => {
         const page = tab();
@@ -224,15 +241,7 @@ describe("console in Chromium: the explorer's work (children, bulk writes, CSV i
         // An administrator, signing in where the link points.
         const admin = await browser.newPage();
         try {
-          await admin.setViewportSize(size);
-          admin.setDefaultTimeout(15_000);
-          await admin.goto(address);
-          await admin.getByRole("button", { name: "Sign in as an administrator" }).click();
-          const form = admin.getByRole("form", { name: "Account administrator" });
-          expect(await form.getByLabel("Account", { exact: true }).inputValue()).to.equal("acme");
-          await form.getByLabel("Login", { exact: true }).fill("ann");
-          await form.getByLabel("Password", { exact: true }).fill("ann-secret-1");
-          await form.getByLabel("Password", { exact: true }).press("Enter");
+          await signInAsAdminAt(admin, address);
           const detail = admin.locator("section.detail");
           await detail.waitFor();
           expect(await detail.locator("input").first().inputValue()).to.equal(owner);
@@ -342,14 +351,7 @@ describe("console in Chromium: the explorer's work (children, bulk writes, CSV i
         const address = `${base}/console/#/explorer/acme/work/v1/customer?row=${encodeURIComponent(path)}`;
         const admin = await browser.newPage();
         try {
-          await admin.setViewportSize(size);
-          admin.setDefaultTimeout(15_000);
-          await admin.goto(address);
-          await admin.getByRole("button", { name: "Sign in as an administrator" }).click();
-          const form = admin.getByRole("form", { name: "Account administrator" });
-          await form.getByLabel("Login", { exact: true }).fill("ann");
-          await form.getByLabel("Password", { exact: true }).fill("ann-secret-1");
-          await form.getByLabel("Password", { exact: true }).press("Enter");
+          await signInAsAdminAt(admin, address);
           const detail = admin.locator("section.detail");
           await detail.waitFor();
           expect(await admin.getByText("Your administrator session ends at").count()).to.equal(0);
@@ -365,11 +367,7 @@ describe("console in Chromium: the explorer's work (children, bulk writes, CSV i
           await detail.getByLabel("credit_limit", { exact: true }).fill("4321");
           await expectGood(admin, shot("expiry-warning"));
           await warning.getByRole("button", { name: "Sign in again" }).click();
-          const again = warning.getByRole("form", { name: "Account administrator" });
-          expect(await again.getByLabel("Account", { exact: true }).inputValue()).to.equal("acme");
-          await again.getByLabel("Login", { exact: true }).fill("ann");
-          await again.getByLabel("Password", { exact: true }).fill("ann-secret-1");
-          await again.getByLabel("Password", { exact: true }).press("Enter");
+          await signInWith(warning.getByRole("form", { name: "Account administrator" }));
           await warning.waitFor({ state: "detached" });
           expect(await detail.getByLabel("credit_limit", { exact: true }).inputValue()).to.equal("4321");
           expect(await admin.evaluate(() => location.href)).to.equal(address);
@@ -379,6 +377,49 @@ describe("console in Chromium: the explorer's work (children, bulk writes, CSV i
         } finally {
           await admin.close();
         }
+      });
+
+      it("keeps a row's edits as a draft across an expired session; saving after signing in again stays conditional", async () => {
+        const page = tab();
+        const path = `customer/${encodeURIComponent(owner)}`;
+        await page.evaluate(
+          (row) => (location.hash = `#/explorer/acme/work/v1/customer?row=${encodeURIComponent(row)}`),
+          path,
+        );
+        const detail = page.locator("section.detail");
+        await detail.getByRole("heading", { name: `Row customer / ${owner}`, exact: true }).waitFor();
+        await detail.getByLabel("credit_limit", { exact: true }).fill("999");
+        const behind = await data().put(seederKey, path, {
+          "@metadata": { checksum: "override" },
+          credit_limit: 11,
+        });
+        expect(behind.status, JSON.stringify(behind.body)).to.equal(200);
+        // The project user's key expires (as the tab keeps it): the session ends at once on reload.
+        await page.evaluate(() => {
+          const s = JSON.parse(sessionStorage.getItem("tessera.console.data")!);
+          s.expiration = new Date(Date.now() - 1000).toISOString();
+          sessionStorage.setItem("tessera.console.data", JSON.stringify(s));
+        });
+        await page.reload();
+        await page.getByRole("button", { name: "Show the login form" }).click();
+        await page.getByLabel("User name").fill("alice");
+        await page.getByLabel("Password", { exact: true }).fill("correct horse");
+        await page.getByLabel("Password", { exact: true }).press("Enter");
+        await detail.getByRole("heading", { name: `Row customer / ${owner}`, exact: true }).waitFor();
+        expect(await detail.getByLabel("credit_limit", { exact: true }).inputValue()).to.equal("999");
+        await detail.getByRole("button", { name: "Save changes" }).click();
+        const conflict = detail.getByRole("alert");
+        await conflict.getByText("Someone else changed this row").waitFor();
+        await conflict.locator("table.conflict-diff tbody tr").first().waitFor();
+        expect((await data().get(seederKey, path)).body[0].credit_limit, "never overwritten").to.equal(11);
+        await conflict.getByRole("button", { name: "Use these values" }).click();
+        await detail.getByRole("button", { name: "Save changes" }).click();
+        await page.getByRole("region", { name: /Saved: \d+ row\(s\) changed/ }).waitFor();
+        expect((await data().get(seederKey, path)).body[0].credit_limit).to.equal(999);
+        expect(
+          await page.evaluate(() => Object.keys(sessionStorage).filter((k) => k.includes("draft:row:"))),
+          "a saved row leaves no draft",
+        ).to.deep.equal([]);
       });
 
       it("says it is loading a far page a link names, and shows no other page's rows under its number", async () => {

@@ -3,18 +3,36 @@
  * sends the checksum as read; a 409 means someone changed the row meanwhile, and
  * Reload shows their version. Deleting sends the checksum too.
  */
-import { useLayoutEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { ApiFailure, type Client, localPath } from "../api.ts";
 import { Confirm } from "../components/Dialog.tsx";
 import { ErrorNotice } from "../components/ErrorNotice.tsx";
 import { useFocusOn } from "../components/focus.ts";
 import { Value } from "../components/Value.tsx";
+import { readDraft, rowDraftPlace, writeDraft } from "../drafts.ts";
 import { AttributeEditor } from "./AttributeEditor.tsx";
 import { ChildRows } from "./ChildRows.tsx";
 import { type ColumnInfo, readOnlyReason } from "./columns.ts";
 import { childListsOf, childNamesOf, columnsOf, metadataOf, type Row, rowName } from "./rows.ts";
 import type { WriteOutcome } from "./TxSummary.tsx";
 import { type Draft, draftChanged, draftOf, guessedType, typedValue } from "./typed-values.ts";
+
+/** A row's unsaved edits, with the checksum of the row they were made on. */
+interface RowDraft {
+  checksum: string | undefined;
+  edits: Record<string, Draft>;
+}
+
+/**
+ * The row with its draft, if the tab has one: the edits, and the checksum they were made
+ * from (saving sends it, so a row changed since is a 409, never overwritten).
+ */
+function withDraft(row: Row): { row: Row; edits: Record<string, Draft> } {
+  const meta = metadataOf(row);
+  const draft = meta.href ? readDraft<RowDraft>(rowDraftPlace(localPath(meta.href))) : undefined;
+  if (!draft) return { row, edits: {} };
+  return { row: { ...row, "@metadata": { ...meta, checksum: draft.checksum } }, edits: draft.edits };
+}
 
 /** The row's attributes as columns: the definition's when known, else guessed from the row. */
 function attributesOf(row: Row, columns: ColumnInfo[] | undefined, children: Set<string>): ColumnInfo[] {
@@ -40,8 +58,8 @@ export function RowDetail(props: {
   onWritten: (outcome: WriteOutcome, deleted: boolean) => void;
   onClose: () => void;
 }) {
-  const [row, setRow] = useState(props.row);
-  const [edits, setEdits] = useState<Record<string, Draft>>({});
+  const [row, setRow] = useState(() => withDraft(props.row).row);
+  const [edits, setEdits] = useState<Record<string, Draft>>(() => withDraft(props.row).edits);
   const [invalid, setInvalid] = useState<Record<string, string>>({});
   const [error, setError] = useState<unknown>();
   const [conflict, setConflict] = useState(false);
@@ -68,8 +86,9 @@ export function RowDetail(props: {
     }
     if (shown.current !== props.row) {
       shown.current = props.row;
-      setRow(props.row);
-      setEdits({});
+      const restored = withDraft(props.row);
+      setRow(restored.row);
+      setEdits(restored.edits);
       setInvalid({});
       setError(undefined);
       setConflict(false);
@@ -87,6 +106,17 @@ export function RowDetail(props: {
   const changed = Object.entries(edits)
     .filter(([k, draft]) => draftChanged(typeOf(k), row[k], draft))
     .map(([k]) => k);
+  // The edits are a draft of this row (kept in the tab, with the checksum they were made from)
+  // until saved or dropped: an expired session, a 401 or a reload loses nothing, and saving
+  // later is still conditional on that checksum.
+  useEffect(() => {
+    if (!href || props.readOnly) return;
+    const kept = Object.fromEntries(changed.map((k) => [k, edits[k]!]));
+    writeDraft<RowDraft>(
+      rowDraftPlace(href),
+      changed.length > 0 ? { checksum: meta.checksum, edits: kept } : undefined,
+    );
+  }, [href, meta.checksum, changed.join("\n"), JSON.stringify(edits)]);
 
   async function reload() {
     if (!href) return;
@@ -163,6 +193,7 @@ export function RowDetail(props: {
         "DELETE",
         `${href}${separator}checksum=${encodeURIComponent(meta.checksum ?? "")}`,
       );
+      writeDraft(rowDraftPlace(href), undefined);
       props.onWritten({ what: "Deleted", txsummary: r.body.txsummary ?? [] }, true);
     } catch (err) {
       if (err instanceof ApiFailure && err.status === 409) setConflict(true);
