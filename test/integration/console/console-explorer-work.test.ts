@@ -80,6 +80,19 @@ describe("console in Chromium: the explorer's work (children, bulk writes, CSV i
       const shot = (name: string) => `work-${size.name}-${name}`;
       const owner = `Owner ${size.name}`;
 
+      const path = `customer/${encodeURIComponent(owner)}`;
+
+      /** Opens the owner's customer row through its address, and waits for its editors. */
+      async function openOwnerRow(page: Page): Promise<Locator> {
+        await page.evaluate(
+          (row) => (location.hash = `#/explorer/acme/work/v1/customer?row=${encodeURIComponent(row)}`),
+          path,
+        );
+        const detail = page.locator("section.detail");
+        await detail.getByRole("heading", { name: `Row customer / ${owner}`, exact: true }).waitFor();
+        return detail;
+      }
+
       /** Opens a link in a fresh tab and signs ann in where it points (the account filled in from the link). */
       async function signInAsAdminAt(admin: Page, address: string): Promise<void> {
         await admin.setViewportSize(size);
@@ -305,13 +318,7 @@ describe("console in Chromium: the explorer's work (children, bulk writes, CSV i
 
       it("shows which attributes differ after a 409, yours against the stored, and keeps yours per attribute", async () => {
         const page = tab();
-        const path = `customer/${encodeURIComponent(owner)}`;
-        await page.evaluate(
-          (row) => (location.hash = `#/explorer/acme/work/v1/customer?row=${encodeURIComponent(row)}`),
-          path,
-        );
-        const detail = page.locator("section.detail");
-        await detail.getByRole("heading", { name: `Row customer / ${owner}`, exact: true }).waitFor();
+        const detail = await openOwnerRow(page);
         await detail.getByLabel("credit_limit", { exact: true }).fill("77");
         await detail.getByRole("checkbox", { name: "null (region)" }).uncheck();
         await detail.getByLabel("region", { exact: true }).fill("west");
@@ -347,7 +354,6 @@ describe("console in Chromium: the explorer's work (children, bulk writes, CSV i
       });
 
       it("warns before the admin key expires and signs in again in place: the place and typed edits stay", async () => {
-        const path = `customer/${encodeURIComponent(owner)}`;
         const address = `${base}/console/#/explorer/acme/work/v1/customer?row=${encodeURIComponent(path)}`;
         const admin = await browser.newPage();
         try {
@@ -381,13 +387,7 @@ describe("console in Chromium: the explorer's work (children, bulk writes, CSV i
 
       it("keeps a row's edits as a draft across an expired session; saving after signing in again stays conditional", async () => {
         const page = tab();
-        const path = `customer/${encodeURIComponent(owner)}`;
-        await page.evaluate(
-          (row) => (location.hash = `#/explorer/acme/work/v1/customer?row=${encodeURIComponent(row)}`),
-          path,
-        );
-        const detail = page.locator("section.detail");
-        await detail.getByRole("heading", { name: `Row customer / ${owner}`, exact: true }).waitFor();
+        const detail = await openOwnerRow(page);
         await detail.getByLabel("credit_limit", { exact: true }).fill("999");
         const behind = await data().put(seederKey, path, {
           "@metadata": { checksum: "override" },
