@@ -9,7 +9,7 @@ import { requestContext } from "../../../shared/http/request-context.ts";
 import type { Lifecycle } from "../../../shared/http/serve.ts";
 import type { Logger } from "../../../shared/logger.ts";
 import { securityHeaders } from "./security-headers.ts";
-import type { StaticFile } from "./static-files.ts";
+import { PRECOMPRESSED, type StaticFile } from "./static-files.ts";
 
 /** Where the console lives on the base URL (shared/routes.json routes it here). */
 export const CONSOLE_MOUNT = "/console/";
@@ -21,15 +21,26 @@ export interface ConsoleDeps {
   files: Map<string, StaticFile>;
 }
 
+/**
+ * The file in the first encoding the build wrote (brotli before gzip) that the request
+ * accepts at least as well as none (Koa's own Accept-Encoding negotiation, q-values
+ * included; koa-send's rule), else as it is.
+ */
 function sendFile(ctx: Context, file: StaticFile): void {
-  ctx.set("ETag", file.etag);
+  const offered = PRECOMPRESSED.map((p) => p.encoding).filter((e) => file.encoded[e]);
+  const chosen = offered.find((e) => ctx.acceptsEncodings(e, "identity") === e);
+  const variant = chosen ? file.encoded[chosen] : undefined;
+  const etag = variant?.etag ?? file.etag;
+  if (offered.length > 0) ctx.vary("Accept-Encoding");
+  ctx.set("ETag", etag);
   ctx.set("Cache-Control", file.immutable ? "public, max-age=31536000, immutable" : "no-cache");
   ctx.type = file.contentType;
-  if (ctx.get("if-none-match") === file.etag) {
+  if (ctx.get("if-none-match") === etag) {
     ctx.status = 304;
     return;
   }
-  ctx.body = file.body;
+  if (chosen) ctx.set("Content-Encoding", chosen);
+  ctx.body = variant?.body ?? file.body;
 }
 
 export function buildConsoleApp(deps: ConsoleDeps): Koa {

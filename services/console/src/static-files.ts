@@ -7,10 +7,25 @@ import { createHash } from "node:crypto";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 
+/** The encodings the build writes beside a file (`.br`, `.gz`), best first. */
+export const PRECOMPRESSED = [
+  { encoding: "br", suffix: ".br" },
+  { encoding: "gzip", suffix: ".gz" },
+] as const;
+
+export type Encoding = (typeof PRECOMPRESSED)[number]["encoding"];
+
+export interface EncodedBody {
+  body: Buffer;
+  etag: string;
+}
+
 export interface StaticFile {
   body: Buffer;
   contentType: string;
   etag: string;
+  /** The same content compressed at build, by encoding (none for a file the build did not compress). */
+  encoded: Partial<Record<Encoding, EncodedBody>>;
   /** Names with a content hash (Vite's `assets/`) never change: they may be cached for good. */
   immutable: boolean;
 }
@@ -26,6 +41,8 @@ const CONTENT_TYPES: Record<string, string> = {
   ".woff2": "font/woff2",
   ".txt": "text/plain; charset=utf-8",
 };
+
+const etagOf = (body: Buffer) => `"${createHash("sha256").update(body).digest("base64url").slice(0, 27)}"`;
 
 function filesUnder(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
@@ -51,10 +68,18 @@ export function loadStaticFiles(dir: string, mount: string): Map<string, StaticF
     const contentType = CONTENT_TYPES[path.extname(file).toLowerCase()];
     if (!contentType) continue;
     const body = readFileSync(file);
+    const encoded: StaticFile["encoded"] = {};
+    for (const { encoding, suffix } of PRECOMPRESSED) {
+      const compressed = statSync(file + suffix, { throwIfNoEntry: false })
+        ? readFileSync(file + suffix)
+        : undefined;
+      if (compressed) encoded[encoding] = { body: compressed, etag: etagOf(compressed) };
+    }
     const entry: StaticFile = {
       body,
       contentType,
-      etag: `"${createHash("sha256").update(body).digest("base64url").slice(0, 27)}"`,
+      etag: etagOf(body),
+      encoded,
       immutable: relative.startsWith("assets/"),
     };
     table.set(mount + relative, entry);

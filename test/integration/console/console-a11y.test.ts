@@ -441,8 +441,8 @@ describe("console in Chromium: phones and accessibility", function () {
         await page.getByLabel("Password", { exact: true }).press("Enter");
         await page.getByRole("heading", { name: "Data: acme / shop / v1" }).waitFor();
         expect(await focused(page)).to.equal("H1: Data: acme / shop / v1");
-        await page.getByRole("button", { name: "customer", exact: true }).click();
-        await page.getByRole("cell", { name: "Beta GmbH", exact: true }).waitFor();
+        await page.getByRole("link", { name: "customer", exact: true }).click();
+        await page.getByRole("gridcell", { name: "Beta GmbH", exact: true }).waitFor();
         await expectGoodScreen(page, shot("explorer-grid"), "Data: acme / shop / v1");
         await page
           .getByRole("row")
@@ -590,7 +590,7 @@ describe("console in Chromium: phones and accessibility", function () {
       await page.getByLabel("User name").fill("alice");
       await page.getByLabel("Password", { exact: true }).fill("correct horse");
       await page.getByLabel("Password", { exact: true }).press("Enter");
-      await page.getByRole("button", { name: "customer", exact: true }).click();
+      await page.getByRole("link", { name: "customer", exact: true }).click();
       const filter = page.getByLabel("Filter");
       const inkOf = async (value: string) => {
         await filter.fill(value);

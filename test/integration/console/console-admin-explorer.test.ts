@@ -77,8 +77,8 @@ describe("console in Chromium: the data explorer with the administrator's own se
     await page.getByRole("heading", { name: "Data: acme / bare / v1" }).waitFor();
     await page.getByText("account admin").waitFor();
 
-    await page.getByRole("button", { name: "customer", exact: true }).click();
-    await page.getByRole("cell", { name: "Seeded", exact: true }).waitFor();
+    await page.getByRole("link", { name: "customer", exact: true }).click();
+    await page.getByRole("gridcell", { name: "Seeded", exact: true }).waitFor();
 
     await page.getByRole("button", { name: "New row" }).click();
     const dialog = page.getByRole("dialog");
@@ -117,13 +117,13 @@ describe("console in Chromium: the data explorer with the administrator's own se
 
   it("Sign out ends the explorer's session: its key is refused and the explorer shows no data", async () => {
     // The explorer is open as the admin (the step above), reading with the tab's admin key.
-    await page.getByRole("cell", { name: "Seeded", exact: true }).waitFor();
+    await page.getByRole("gridcell", { name: "Seeded", exact: true }).waitFor();
     const key = await storedKey(page, "tessera.console.admin");
     expect((await bare().get(key, "customer")).status).to.equal(200);
     await page.getByRole("button", { name: "Sign out" }).click();
     await page.getByRole("heading", { name: "Data explorer" }).waitFor();
     expect(await page.getByRole("heading", { name: "Data: acme / bare / v1" }).count()).to.equal(0);
-    expect(await page.getByRole("cell", { name: "Seeded", exact: true }).count()).to.equal(0);
+    expect(await page.getByRole("gridcell", { name: "Seeded", exact: true }).count()).to.equal(0);
     // Each session is forgotten once the server has disabled its key.
     await until("the tab forgets every session", async () => (await storedSessions(page)).length === 0);
     const refused = await bare().get(key, "customer");
@@ -165,8 +165,8 @@ describe("console in Chromium: the data explorer with the administrator's own se
     await page.getByRole("combobox", { name: "Project" }).selectOption("bare");
     await page.getByRole("button", { name: "Open as rita" }).click();
     await page.getByText("account reader").waitFor();
-    await page.getByRole("button", { name: "customer", exact: true }).click();
-    await page.getByRole("cell", { name: "Seeded", exact: true }).waitFor();
+    await page.getByRole("link", { name: "customer", exact: true }).click();
+    await page.getByRole("gridcell", { name: "Seeded", exact: true }).waitFor();
     await page
       .locator("table.data tbody tr", { hasText: "Seeded" })
       .getByRole("button", { name: "Open" })

@@ -380,7 +380,7 @@ describe("console in Chromium", function () {
     });
 
     it("shows rows with hostile values as text, filters (errors at their position) and pages", async () => {
-      await page.getByRole("button", { name: "customer", exact: true }).click();
+      await page.getByRole("link", { name: "customer", exact: true }).click();
       // Too long for its column: cut, with a button that shows all of it.
       await page.locator("table.data td .cell").getByText(XSS_VALUE, { exact: true }).waitFor();
       await page.getByText(XSS_JSON_KEY, { exact: false }).first().waitFor();
@@ -406,7 +406,7 @@ describe("console in Chromium", function () {
       await page.getByRole("button", { name: "Apply" }).click();
       // Pages load as far as the grid has room; the pager scrolls from page to page.
       const names = () => page.locator("table.data tbody tr:not(.spacer) td:nth-child(3)").allTextContents();
-      await page.getByRole("cell", { name: "A1", exact: true }).waitFor();
+      await page.getByRole("gridcell", { name: "A1", exact: true }).waitFor();
       expect(await names()).to.deep.equal(["A5", "A4", "A3", "A2", "A1"]);
       const pager = page.getByRole("navigation", { name: "Row pages" });
       await pager.getByRole("status").getByText("Page 1 of 3").waitFor();
@@ -421,7 +421,7 @@ describe("console in Chromium", function () {
 
     it("edits a row: a change behind its back is a conflict, Reload shows it, and saving again works", async () => {
       await page.getByRole("button", { name: "← Previous page" }).click();
-      await page.getByRole("cell", { name: "A5", exact: true }).waitFor();
+      await page.getByRole("gridcell", { name: "A5", exact: true }).waitFor();
       await page
         .locator("table.data tbody tr", { hasText: "A4" })
         .getByRole("button", { name: "Open" })
@@ -454,7 +454,7 @@ describe("console in Chromium", function () {
     });
 
     it("inserts a row and highlights the rule's side effects in the transaction summary", async () => {
-      await page.getByRole("button", { name: "purchaseorder", exact: true }).click();
+      await page.getByRole("link", { name: "purchaseorder", exact: true }).click();
       await page.getByRole("button", { name: "New row" }).click();
       const dialog = page.getByRole("dialog");
       await dialog.getByLabel("customer_name", { exact: true }).fill("A4");
@@ -506,7 +506,7 @@ describe("console in Chromium", function () {
         { customer_name: "A2", amount_total: 5 },
         { customer_name: "A2", amount_total: 7 },
       ]);
-      await page.getByRole("button", { name: "Customers", exact: true }).click();
+      await page.getByRole("link", { name: "Customers", exact: true }).click();
       const row = page.locator("table.data tbody tr", { hasText: "A2" });
       await row.getByText("Orders: 2").waitFor();
       await row.getByRole("button", { name: "Open" }).click();

@@ -19,8 +19,14 @@ import { expect } from "chai";
 import type { Page, Request } from "playwright-core";
 import { demoProject } from "../../fixtures/demo-project.ts";
 import { putAdmin } from "../../support/admins.ts";
-import { axeViolations } from "../../support/axe.ts";
-import { type Browser, DESKTOP, PHONE, screenshot, startBrowser } from "../../support/browser.ts";
+import { type Browser, screenshot, startBrowser } from "../../support/browser.ts";
+import {
+  expectGood,
+  logInToProject,
+  SIZES,
+  startExplorerPlatform,
+  tabAtSize,
+} from "../../support/explorer-page.ts";
 import { adminClient, projectClient } from "../../support/http.ts";
 import { type Platform, startPlatform } from "../../support/platform.ts";
 
@@ -63,19 +69,6 @@ const GRID = demoProject({
   rules: [{ table: "customer", type: "sum", column: "balance", children: "orders", of: "amount_total" }],
 });
 
-const SIZES = [
-  { name: "desktop", ...DESKTOP },
-  { name: "phone", ...PHONE },
-];
-
-/** axe-core finds nothing serious, the page does not scroll sideways; and a screenshot. */
-async function expectGood(page: Page, shot: string): Promise<void> {
-  expect(await axeViolations(page), "serious or critical axe-core violations").to.deep.equal([]);
-  const width = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
-  expect(width[0], "the page is no wider than the viewport").to.be.at.most(width[1]!);
-  await screenshot(page, shot);
-}
-
 /** The rows of the grid in the DOM: their count, heights, and the first cells' texts. */
 const gridRows = (page: Page) =>
   page.locator("table.virtual").evaluate((table) => {
@@ -100,15 +93,7 @@ describe("console in Chromium: the data explorer's grid", function () {
 
   before(async function () {
     this.timeout(600_000);
-    platform = await startPlatform({}, { console: true });
-    base = platform.baseUrl;
-    const operator = adminClient(base, platform.adminToken);
-    await operator.send("PUT", "/accounts/acme", { displayName: "Acme" });
-    await putAdmin(operator, "acme", "ann", "admin", "ann-secret-1");
-    expect((await operator.putProject("acme", "grid", GRID)).status).to.equal(201);
-    await operator.putUser("acme", "grid", "alice", { password: "correct horse", roles: ["Full access"] });
-    seederKey = (await operator.createKey("acme", "grid", { name: "seeder", roles: ["Full access"] })).body
-      .apikey;
+    ({ platform, base, seederKey } = await startExplorerPlatform("grid", GRID));
 
     const customers = [
       { name: "Long", region: "north", credit_limit: 300, bio: LONG_TEXT, active: true, since: "2020-02-29" },
@@ -156,14 +141,7 @@ describe("console in Chromium: the data explorer's grid", function () {
   });
 
   async function logIn(page: Page, hash = ""): Promise<void> {
-    await page.goto(`${base}/console/#/explorer`);
-    await page.getByLabel("Account", { exact: true }).fill("acme");
-    await page.getByLabel("Project", { exact: true }).fill("grid");
-    await page.getByRole("button", { name: "Show the login form" }).click();
-    await page.getByLabel("User name").fill("alice");
-    await page.getByLabel("Password", { exact: true }).fill("correct horse");
-    await page.getByLabel("Password", { exact: true }).press("Enter");
-    await page.getByRole("heading", { name: "Data: acme / grid / v1" }).waitFor();
+    await logInToProject(page, base, "grid", { name: "alice", password: "correct horse" });
     if (hash) await page.evaluate((h) => (location.hash = h), hash);
   }
 
@@ -194,24 +172,13 @@ describe("console in Chromium: the data explorer's grid", function () {
 
   for (const size of SIZES) {
     describe(`at ${size.width}×${size.height}`, () => {
-      let page: Page;
+      const tab = tabAtSize(() => browser.newPage(), size, "grid", logIn);
       const shot = (name: string) => `grid-${size.name}-${name}`;
 
-      before(async () => {
-        page = await browser.newPage();
-        await page.setViewportSize(size);
-        page.setDefaultTimeout(15_000);
-        await logIn(page);
-      });
-      afterEach(async function () {
-        if (this.currentTest?.state === "failed")
-          await screenshot(page, `failed-grid-${size.name}-${this.currentTest.title.slice(0, 40)}`);
-      });
-      after(() => page.close());
-
       it("keeps a 4,960-character value on one line of a one-line row, and shows all of it on demand", async () => {
-        await page.getByRole("button", { name: "customer", exact: true }).click();
-        await page.getByRole("cell", { name: "Many", exact: true }).waitFor();
+        const page = tab();
+        await page.getByRole("link", { name: "customer", exact: true }).click();
+        await page.getByRole("gridcell", { name: "Many", exact: true }).waitFor();
         const rows = await gridRows(page);
         expect(rows.heights, "every row is one line high").to.deep.equal([36]);
         const bio = page.locator("table.virtual tbody tr", { hasText: "Long" }).locator("td.cut", {
@@ -239,6 +206,7 @@ describe("console in Chromium: the data explorer's grid", function () {
       });
 
       it("resizes a column from its header (keyboard) without breaking a word or growing a row", async () => {
+        const page = tab();
         const handle = page.getByRole("separator", { name: "Width of region" });
         const before = Number(await handle.getAttribute("aria-valuenow"));
         await handle.focus();
@@ -253,6 +221,7 @@ describe("console in Chromium: the data explorer's grid", function () {
       });
 
       it("sorts by a column's header and says so; the order is in the URL", async () => {
+        const page = tab();
         const header = page.locator("table.virtual thead th", { hasText: "credit_limit" });
         await header.getByRole("button", { name: "credit_limit" }).click();
         await page.waitForFunction(() => location.hash.includes("order=credit_limit+asc"));
@@ -261,7 +230,7 @@ describe("console in Chromium: the data explorer's grid", function () {
           .locator('table.virtual thead th[aria-sort="ascending"]', { hasText: "credit_limit" })
           .waitFor();
         expect(await header.getAttribute("aria-sort")).to.equal("ascending");
-        await page.getByRole("cell", { name: "Many", exact: true }).waitFor();
+        await page.getByRole("gridcell", { name: "Many", exact: true }).waitFor();
         const names = () =>
           page.locator("table.virtual tbody tr:not(.spacer) td:nth-child(3)").allTextContents();
         await page.waitForFunction(
@@ -280,6 +249,7 @@ describe("console in Chromium: the data explorer's grid", function () {
       });
 
       it("builds a filter in the filter language, and counts the rows", async () => {
+        const page = tab();
         await page.getByText("Build a condition").click();
         await page.getByLabel("Column", { exact: true }).selectOption("region");
         await page.getByLabel("Operator").selectOption("=");
@@ -290,7 +260,7 @@ describe("console in Chromium: the data explorer's grid", function () {
         );
         expect((await hashParams(page)).filter).to.equal("region = 'north'");
         await page.getByText("rows 1–2 of 2 rows").waitFor();
-        expect(await page.getByRole("cell", { name: "None", exact: true }).count()).to.equal(0);
+        expect(await page.getByRole("gridcell", { name: "None", exact: true }).count()).to.equal(0);
         await page
           .getByRole("navigation", { name: "Row pages" })
           .getByRole("status")
@@ -300,11 +270,12 @@ describe("console in Chromium: the data explorer's grid", function () {
       });
 
       it("edits with an editor per column type; key and rule-derived columns are read-only; null is one click", async () => {
+        const page = tab();
         await page
           .locator("table.virtual tbody tr", { hasText: "Many" })
           .getByRole("button", { name: "Open" })
           .click();
-        const detail = page.getByRole("region", { name: /^Row \// });
+        const detail = page.getByRole("region", { name: /^Row customer \/ / });
         await detail.getByLabel("credit_limit", { exact: true }).waitFor();
         expect((await hashParams(page)).row).to.equal("customer/Many");
         const kind = (label: string) =>
@@ -345,6 +316,7 @@ describe("console in Chromium: the data explorer's grid", function () {
       });
 
       it("offers no editor for a rule-derived column in a new row", async () => {
+        const page = tab();
         await page.getByRole("button", { name: "New row" }).click();
         const dialog = page.getByRole("dialog", { name: "New row in customer" });
         await dialog.getByText("Computed by rules: balance.").waitFor();
@@ -358,6 +330,7 @@ describe("console in Chromium: the data explorer's grid", function () {
       });
 
       it("keeps table, filter, order, page and open row in the URL: reload and Back come back to them", async () => {
+        const page = tab();
         const before = await hashParams(page);
         expect(before).to.include({
           filter: "region = 'north'",
@@ -366,15 +339,15 @@ describe("console in Chromium: the data explorer's grid", function () {
         });
         await page.reload();
         await page
-          .getByRole("region", { name: /^Row \// })
+          .getByRole("region", { name: /^Row customer \/ / })
           .getByLabel("credit_limit", { exact: true })
           .waitFor();
         expect(await page.getByLabel("Filter").inputValue()).to.equal("region = 'north'");
         expect(await page.getByLabel("Order").inputValue()).to.equal("credit_limit desc");
-        await page.getByRole("cell", { name: "Long", exact: true }).waitFor();
+        await page.getByRole("gridcell", { name: "Long", exact: true }).waitFor();
 
         await page.goBack();
-        await page.getByRole("region", { name: /^Row \// }).waitFor({ state: "detached" });
+        await page.getByRole("region", { name: /^Row customer \/ / }).waitFor({ state: "detached" });
         expect((await hashParams(page)).row).to.equal(undefined);
         await page.goBack();
         await page.waitForFunction(
@@ -390,8 +363,8 @@ describe("console in Chromium: the data explorer's grid", function () {
         const sent: string[] = [];
         const record = (r: Request) => sent.push(r.url());
         page.on("request", record);
-        await page.getByRole("button", { name: "purchaseorder", exact: true }).click();
-        await page.getByRole("cell", { name: "22", exact: true }).first().waitFor();
+        await page.getByRole("link", { name: "purchaseorder", exact: true }).click();
+        await page.getByRole("gridcell", { name: "22", exact: true }).first().waitFor();
         page.off("request", record);
         const reads = sent.filter((u) => new URL(u).pathname.endsWith("/purchaseorder"));
         expect(reads.length).to.be.greaterThan(0);
@@ -400,7 +373,8 @@ describe("console in Chromium: the data explorer's grid", function () {
       });
 
       it("never shows a child list as a column; pages children with Show more and counts them honestly", async () => {
-        await page.getByRole("button", { name: "Customers", exact: true }).click();
+        const page = tab();
+        await page.getByRole("link", { name: "Customers", exact: true }).click();
         const none = page.locator("table.virtual tbody tr", { hasText: "None" });
         await none.getByText("Orders: 0").waitFor();
         const many = page.locator("table.virtual tbody tr", { hasText: "Many" });
@@ -424,9 +398,10 @@ describe("console in Chromium: the data explorer's grid", function () {
       });
 
       it("keeps at most a few hundred of 100,000 rows in the DOM, and scrolls and pages without a jump", async function () {
+        const page = tab();
         this.timeout(120_000);
-        await page.getByRole("button", { name: "big", exact: true }).click();
-        await page.getByRole("cell", { name: "row 1", exact: true }).waitFor();
+        await page.getByRole("link", { name: "big", exact: true }).click();
+        await page.getByRole("gridcell", { name: "row 1", exact: true }).waitFor();
         const box = page.getByRole("region", { name: "big rows" });
         const countText = page.locator(".grid-count");
         await countText.getByText("of at least 101 rows").waitFor();
@@ -503,7 +478,7 @@ describe("console in Chromium: the data explorer's grid", function () {
 
         // A link to a far page loads up to it (in requests of 1,000 rows: a loaded machine needs its time).
         await page.evaluate(() => (location.hash = "#/explorer/big?page=25"));
-        await page.getByRole("cell", { name: "row 2401", exact: true }).waitFor({ timeout: 60_000 });
+        await page.getByRole("gridcell", { name: "row 2401", exact: true }).waitFor({ timeout: 60_000 });
         expect((await gridRows(page)).count).to.be.at.most(300);
       });
     });
@@ -515,7 +490,7 @@ describe("console in Chromium: the data explorer's grid", function () {
       page = await browser.newPage();
       page.setDefaultTimeout(15_000);
       await logIn(page, "#/explorer/customer");
-      await page.getByRole("cell", { name: "Many", exact: true }).waitFor();
+      await page.getByRole("gridcell", { name: "Many", exact: true }).waitFor();
     });
     afterEach(async function () {
       if (this.currentTest?.state === "failed")
@@ -542,7 +517,7 @@ describe("console in Chromium: the data explorer's grid", function () {
 
       // 100,000 rows: 50 pages of 2,000, one header.
       await page.evaluate(() => (location.hash = "#/explorer/big"));
-      await page.getByRole("cell", { name: "row 1", exact: true }).waitFor();
+      await page.getByRole("gridcell", { name: "row 1", exact: true }).waitFor();
       // Fifty requests of 2,000 rows: waited for as long as a loaded machine needs.
       const big = page.waitForEvent("download", { timeout: 200_000 });
       await page.getByRole("button", { name: "Export CSV" }).click();
@@ -552,9 +527,9 @@ describe("console in Chromium: the data explorer's grid", function () {
       expect(lines.filter(Boolean)).to.have.length(BIG_ROWS + 1);
     });
 
-    it("imports a CSV file through the API, one insert per record, refusals listed by line", async () => {
+    it("imports a CSV file through the API after a preview, in batches, refusals listed by line", async () => {
       await page.evaluate(() => (location.hash = "#/explorer/customer"));
-      await page.getByRole("cell", { name: "Many", exact: true }).waitFor();
+      await page.getByRole("gridcell", { name: "Many", exact: true }).waitFor();
       const csv = [
         "name,credit_limit,region,active,profile",
         'Imported 1,10,west,true,"{""x"": 1}"',
@@ -566,7 +541,11 @@ describe("console in Chromium: the data explorer's grid", function () {
       await page
         .getByLabel("Import CSV…")
         .setInputFiles({ name: "people.csv", mimeType: "text/csv", buffer: Buffer.from(csv) });
-      const outcome = page.getByRole("region", { name: "Import" });
+      await page
+        .getByRole("region", { name: "Import preview" })
+        .getByRole("button", { name: "Import 3 rows" })
+        .click();
+      const outcome = page.getByRole("region", { name: "Import", exact: true });
       await outcome.getByText("people.csv: 2 of 4 rows inserted; 2 refused:").waitFor();
       const errors = await outcome.locator("li").allTextContents();
       expect(errors[0]).to.equal("Line 3: credit_limit is not a number");
@@ -575,7 +554,7 @@ describe("console in Chromium: the data explorer's grid", function () {
       expect([one.credit_limit, one.active, one.profile]).to.deep.equal([10, true, { x: 1 }]);
       const three = (await data().get(seederKey, "customer/Imported%203")).body[0];
       expect([three.region, three.active]).to.deep.equal([null, false]);
-      await page.getByRole("cell", { name: "Imported 3", exact: true }).waitFor();
+      await page.getByRole("gridcell", { name: "Imported 3", exact: true }).waitFor();
     });
 
     it("deletes the selected rows in one request, with their checksums", async () => {
@@ -587,7 +566,7 @@ describe("console in Chromium: the data explorer's grid", function () {
       await page.getByRole("region", { name: /Deleted 2 selected: 2 row\(s\) changed/ }).waitFor();
       expect((await data().get(seederKey, "customer/Imported%201")).body).to.deep.equal([]);
       expect((await data().get(seederKey, "customer/Imported%203")).body).to.deep.equal([]);
-      await page.getByRole("cell", { name: "Imported 1", exact: true }).waitFor({ state: "detached" });
+      await page.getByRole("gridcell", { name: "Imported 1", exact: true }).waitFor({ state: "detached" });
     });
 
     it("says it is loading and offers Retry when a page of rows fails (after one quiet retry)", async () => {
@@ -613,7 +592,7 @@ describe("console in Chromium: the data explorer's grid", function () {
         held = route;
         release();
       });
-      await page.getByRole("button", { name: "purchaseorder", exact: true }).click();
+      await page.getByRole("link", { name: "purchaseorder", exact: true }).click();
       await arrived;
       await page.getByRole("status").getByText("Loading rows…").waitFor();
       expect(await page.locator(".rows").getAttribute("aria-busy")).to.equal("true");
@@ -623,7 +602,7 @@ describe("console in Chromium: the data explorer's grid", function () {
       expect(failed, "the read was tried once more before the error was shown").to.equal(2);
       await page.unroute(/\/rest\/acme\/grid\/v1\/purchaseorder\?/);
       await alert.getByRole("button", { name: "Retry" }).click();
-      await page.getByRole("cell", { name: "22", exact: true }).first().waitFor();
+      await page.getByRole("gridcell", { name: "22", exact: true }).first().waitFor();
       expect(await page.getByRole("alert").count()).to.equal(0);
     });
   });

@@ -3,6 +3,8 @@
  * files under /console/ with the security headers (CSP and friends) on every
  * answer, errors in the documented shape, nothing outside the build reachable.
  */
+import { request } from "node:http";
+import { brotliDecompressSync, gunzipSync } from "node:zlib";
 import { expect } from "chai";
 import { CONTENT_SECURITY_POLICY } from "../../../services/console/src/security-headers.ts";
 import { call } from "../../support/http.ts";
@@ -56,6 +58,52 @@ describe("console server", () => {
       headers: { "if-none-match": r.headers.get("etag")! },
     });
     expect(again.status).to.equal(304);
+  });
+
+  /** A GET as it is on the wire (fetch would decode the body). */
+  const raw = (url: string, acceptEncoding?: string) =>
+    new Promise<{ status: number; headers: Record<string, unknown>; body: Buffer }>((resolve, reject) => {
+      const req = request(
+        url,
+        { headers: acceptEncoding ? { "accept-encoding": acceptEncoding } : {} },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on("data", (c: Buffer) => chunks.push(c));
+          res.on("end", () =>
+            resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }),
+          );
+          res.on("error", reject);
+        },
+      );
+      req.on("error", reject);
+      req.end();
+    });
+
+  it("serves the build's brotli or gzip copy to a browser that accepts it, the same content", async () => {
+    const html = await (await fetch(`${platform.baseUrl}/console/`)).text();
+    for (const asset of html.match(/\/console\/assets\/[^"]+\.(js|css)/g)!) {
+      const plain = await raw(`${platform.baseUrl}${asset}`);
+      expect(plain.headers["content-encoding"], asset).to.equal(undefined);
+      expect(plain.headers.vary, asset).to.include("Accept-Encoding");
+      const br = await raw(`${platform.baseUrl}${asset}`, "gzip, deflate, br");
+      expect(br.headers["content-encoding"], asset).to.equal("br");
+      expect(br.headers["cache-control"]).to.equal("public, max-age=31536000, immutable");
+      expect(brotliDecompressSync(br.body).equals(plain.body), asset).to.equal(true);
+      expect(br.body.length, asset).to.be.below(plain.body.length / 2);
+      const gzip = await raw(`${platform.baseUrl}${asset}`, "gzip");
+      expect(gzip.headers["content-encoding"], asset).to.equal("gzip");
+      expect(gunzipSync(gzip.body).equals(plain.body), asset).to.equal(true);
+      expect(gzip.headers.etag, "each encoding has its own ETag").to.not.equal(br.headers.etag);
+      const refused = await raw(`${platform.baseUrl}${asset}`, "br;q=0, gzip;q=0");
+      expect(refused.headers["content-encoding"], asset).to.equal(undefined);
+      const again = await fetch(`${platform.baseUrl}${asset}`, {
+        headers: { "accept-encoding": "br", "if-none-match": String(br.headers.etag) },
+      });
+      expect(again.status).to.equal(304);
+    }
+    const page = await raw(`${platform.baseUrl}/console/`, "br");
+    expect(page.headers["content-encoding"]).to.equal("br");
+    expect(page.headers["cache-control"]).to.equal("no-cache");
   });
 
   it("redirects /console to /console/", async () => {

@@ -133,6 +133,7 @@ describe("console: the explorer in the URL", () => {
       "filter=a+%3D+1&order=a+desc&pagesize=50&page=3&row=customer%2FA4",
     );
     expect(view).to.deep.equal({
+      place: undefined,
       table: "customer",
       filter: "a = 1",
       order: "a desc",
@@ -150,6 +151,16 @@ describe("console: the explorer in the URL", () => {
     const odd = parseView(["explorer"], "pagesize=-4&page=abc");
     expect([odd.table, odd.pagesize, odd.page]).to.deep.equal([undefined, 100, 1]);
     expect(parseView([], "pagesize=999999").pagesize).to.equal(5000);
+  });
+
+  it("keeps the whole place in the address: account, project and version before the table", () => {
+    const place = { account: "acme", project: "shop floor", version: "v1" };
+    const view = parseView(["explorer", "acme", "shop floor", "v1", "Owners.Pets"], "row=Owners%2FA");
+    expect([view.place, view.table, view.row]).to.deep.equal([place, "Owners.Pets", "Owners/A"]);
+    expect(viewRoute(view)[0]).to.deep.equal(["explorer", "acme", "shop floor", "v1", "Owners.Pets"]);
+    const projectOnly = parseView(["explorer", "acme", "shop floor", "v1"], "");
+    expect([projectOnly.place, projectOnly.table]).to.deep.equal([place, undefined]);
+    expect(viewRoute(projectOnly)[0]).to.deep.equal(["explorer", "acme", "shop floor", "v1"]);
   });
 });
 

@@ -1,5 +1,6 @@
 /**
- * Unsaved definition text, one draft per project, kept in sessionStorage (like the
+ * Unsaved definition text, one draft per project (and a row's unsaved edits, one draft per
+ * row: explorer/RowDetail.tsx), kept in sessionStorage (like the
  * admin key: gone with the tab) so that an expired session, a 401 or a reload loses
  * nothing. A draft remembers the ETag of the revision it was written against: applied
  * later, it is sent with that `If-Match`, so a change stored meanwhile (or a project
@@ -22,16 +23,21 @@ export function draftPlace(account: string, project: string | undefined): string
   return `${PREFIX}${account}/${project ?? ""}`;
 }
 
-export function readDraft(place: string): Draft | undefined {
+/** Where a row's draft belongs: the row's path, which names account, project, version and row. */
+export function rowDraftPlace(rowPath: string): string {
+  return `${PREFIX}row:${rowPath}`;
+}
+
+export function readDraft<T = Draft>(place: string): T | undefined {
   try {
     const text = window.sessionStorage.getItem(place);
-    return text ? (JSON.parse(text) as Draft) : undefined;
+    return text ? (JSON.parse(text) as T) : undefined;
   } catch {
     return undefined;
   }
 }
 
-export function writeDraft(place: string, draft: Draft | undefined): void {
+export function writeDraft<T = Draft>(place: string, draft: T | undefined): void {
   try {
     if (draft === undefined) window.sessionStorage.removeItem(place);
     else window.sessionStorage.setItem(place, JSON.stringify(draft));

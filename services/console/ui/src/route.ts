@@ -41,6 +41,11 @@ function useHash<T>(read: () => T): T {
   return value;
 }
 
+/** The route and its query as they are now (not as a render saw them). */
+export function currentRoute(): [string[], string] {
+  return [current(), parts()[1]];
+}
+
 export function useRoute(): string[] {
   return useHash(current);
 }

@@ -1,9 +1,10 @@
 /** The console: an administrator's session and screens, and the data explorer. */
 import "../styles.css";
 import { render } from "preact";
-import { useMemo } from "preact/hooks";
+import { useMemo, useState } from "preact/hooks";
 import { adminContext } from "../admin-context.ts";
 import { forgetAllDrafts } from "../drafts.ts";
+import { useExpiresSoon } from "../expiry.ts";
 import { Explorer } from "../explorer/Explorer.tsx";
 import { go, href, useRoute } from "../route.ts";
 import { Account } from "../screens/Account.tsx";
@@ -13,7 +14,11 @@ import { Project } from "../screens/Project.tsx";
 import { Projects } from "../screens/Projects.tsx";
 import { SignIn } from "../screens/SignIn.tsx";
 import { Usage } from "../screens/Usage.tsx";
-import { adminSessions, dataSessions, explorerTargets } from "../session.ts";
+import { type AdminSession, adminSessions, dataSessions, explorerTargets } from "../session.ts";
+
+/** How long before the admin key expires the console warns (and offers to sign in again). */
+const EXPIRY_WARNING_MS = 5 * 60_000;
+
 import { useSession } from "../use-session.ts";
 
 const NAV = [
@@ -49,8 +54,15 @@ function App() {
   const [first = "projects", ...rest] = route;
   if (first === "explorer") {
     return (
-      <Layout context={context} current="explorer" onSignOut={logOut}>
-        <Explorer admin={context} data={data} adminNotice={admin.notice} />
+      <Layout context={context} current="explorer" onSignOut={logOut} onSignedInAgain={admin.signIn}>
+        <Explorer
+          admin={context}
+          data={data}
+          adminNotice={admin.notice}
+          adminSignIn={(account) => (
+            <SignIn notice={undefined} account={account} embedded onSignedIn={admin.signIn} />
+          )}
+        />
       </Layout>
     );
   }
@@ -74,7 +86,7 @@ function App() {
   if (first === "account") screen = <Account context={context} />;
   if (first === "usage") screen = <Usage context={context} />;
   return (
-    <Layout context={context} current={first} onSignOut={logOut}>
+    <Layout context={context} current={first} onSignOut={logOut} onSignedInAgain={admin.signIn}>
       {screen}
     </Layout>
   );
@@ -84,9 +96,13 @@ function Layout(props: {
   context: ReturnType<typeof adminContext> | undefined;
   current: string;
   onSignOut: () => void;
+  /** A new admin key from signing in again before the old one expires (nothing else changes). */
+  onSignedInAgain: (s: AdminSession) => void;
   children: preact.ComponentChildren;
 }) {
   const { context } = props;
+  const soon = useExpiresSoon(context?.session.expiration, EXPIRY_WARNING_MS);
+  const [renewing, setRenewing] = useState(false);
   return (
     <>
       <button type="button" class="skip" onClick={() => document.getElementById("main")?.focus()}>
@@ -129,6 +145,31 @@ function Layout(props: {
         </span>
       </header>
       <main id="main" tabIndex={-1}>
+        {context && soon && (
+          <div class="notice warning expiry-warning" role="status">
+            <p>
+              Your administrator session ends at{" "}
+              {new Date(context.session.expiration ?? "").toISOString().slice(11, 16)} UTC. Sign in again to
+              go on where you are: nothing on this screen is lost.{" "}
+              {!renewing && (
+                <button type="button" onClick={() => setRenewing(true)}>
+                  Sign in again
+                </button>
+              )}
+            </p>
+            {renewing && (
+              <SignIn
+                notice={undefined}
+                account={context.session.account}
+                embedded
+                onSignedIn={(s) => {
+                  setRenewing(false);
+                  props.onSignedInAgain(s);
+                }}
+              />
+            )}
+          </div>
+        )}
         {context?.readOnly && (
           <p class="notice info">
             You are signed in as a reader: you can look at everything and change nothing.

@@ -4,11 +4,23 @@
  * whole request (409) and nothing is deleted.
  */
 import { useState } from "preact/hooks";
-import type { Client } from "../api.ts";
+import { type Client, localPath } from "../api.ts";
 import { Confirm } from "../components/Dialog.tsx";
 import { ErrorNotice } from "../components/ErrorNotice.tsx";
-import { metadataOf, type Row } from "./rows.ts";
+import { metadataOf, type Row, rowName } from "./rows.ts";
 import type { WriteOutcome } from "./TxSummary.tsx";
+
+/** How many rows a confirmation names before it says "and n more". */
+const NAMED = 5;
+
+function names(rows: Row[]): string {
+  const all = rows.map((row) => {
+    const href = metadataOf(row).href;
+    return href ? rowName(localPath(href)) : "a row";
+  });
+  const more = all.length - NAMED;
+  return all.slice(0, NAMED).join(", ") + (more > 0 ? ` and ${more} more` : "");
+}
 
 export function BulkDelete(props: {
   client: Client;
@@ -35,7 +47,14 @@ export function BulkDelete(props: {
     });
     try {
       const r = await props.client.call<{ txsummary: Row[] }>("PUT", props.collectionPath, { body });
-      props.onDeleted({ what: `Deleted ${n} selected`, txsummary: r.body.txsummary ?? [] });
+      props.onDeleted({
+        what: `Deleted ${n} selected`,
+        txsummary: r.body.txsummary ?? [],
+        written: props.selected.flatMap((row) => {
+          const href = metadataOf(row).href;
+          return href ? [localPath(href)] : [];
+        }),
+      });
     } catch (err) {
       setError(err);
     }
@@ -55,7 +74,7 @@ export function BulkDelete(props: {
       {asking && (
         <Confirm
           title={`Delete ${n} row(s)?`}
-          question="All of them are deleted in one transaction, or none: if someone changed one since you read it, nothing is deleted."
+          question={`${names(props.selected)}. All of them are deleted in one transaction, or none: if someone changed one since you read it, nothing is deleted.`}
           confirmLabel="Delete"
           onConfirm={remove}
           onCancel={() => setAsking(false)}

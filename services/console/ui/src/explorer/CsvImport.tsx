@@ -1,20 +1,22 @@
 /**
- * Imports a CSV file through the data API: its header row names the attributes, and each
- * record is one normal insert (POST), so rules, defaults and generated keys apply and a
- * refused record refuses only itself. An empty field is left out (null in the API's CSV
- * form: the default applies), a quoted empty one is the empty string. What failed is
- * listed by the line it starts on; nothing is sent for a file that cannot be read.
+ * Imports a CSV file through the data API in three steps: choosing a file shows a preview
+ * (its columns mapped to attributes, how many rows, the first lines refused and why) and
+ * sends nothing; "Import n rows" sends them in batches (csv-batch-insert.ts: one request,
+ * one transaction and one audit entry per batch) with progress; the result names every
+ * refused line. Rules, defaults and generated keys apply as for any insert.
  */
 import { useState } from "preact/hooks";
-import { ApiFailure, type Client } from "../api.ts";
+import type { Client } from "../api.ts";
 import { ErrorNotice } from "../components/ErrorNotice.tsx";
 import type { ColumnInfo } from "./columns.ts";
-import { type CsvRecord, csvRecords } from "./csv-records.ts";
-import { typedValue } from "./typed-values.ts";
+import { insertInBatches } from "./csv-batch-insert.ts";
+import { type ImportPlan, importPlan, type LineError } from "./csv-import-plan.ts";
 
-interface LineError {
-  line: number;
-  message: string;
+/** How many refused lines the preview lists (the result lists them all). */
+const PREVIEW_REFUSALS = 10;
+
+interface Preview extends ImportPlan {
+  file: string;
 }
 
 interface Outcome {
@@ -24,19 +26,18 @@ interface Outcome {
   errors: LineError[];
 }
 
-/** The object a record inserts, or why it cannot be sent. */
-function objectOf(record: CsvRecord, header: ColumnInfo[]): Record<string, unknown> | string {
-  if (record.fields.length !== header.length)
-    return `has ${record.fields.length} fields, the header ${header.length}`;
-  const object: Record<string, unknown> = {};
-  for (const [i, column] of header.entries()) {
-    const field = record.fields[i] ?? { text: "", quoted: false };
-    if (field.text === "" && !field.quoted) continue;
-    const typed = typedValue(column.type, { text: field.text, isNull: false });
-    if (!typed.ok) return `${column.name} ${typed.message}`;
-    object[column.name] = typed.value;
-  }
-  return object;
+const fmt = (n: number) => n.toLocaleString("en");
+
+function Refusals(props: { errors: LineError[] }) {
+  return (
+    <ul class="import-errors">
+      {props.errors.map((e) => (
+        <li key={e.line}>
+          Line {e.line}: <bdi>{e.message}</bdi>
+        </li>
+      ))}
+    </ul>
+  );
 }
 
 export function CsvImport(props: {
@@ -45,48 +46,38 @@ export function CsvImport(props: {
   columns: ColumnInfo[];
   onImported: () => void;
 }) {
-  const [progress, setProgress] = useState<string>();
+  const [preview, setPreview] = useState<Preview>();
+  const [progress, setProgress] = useState<{ done: number; total: number }>();
   const [outcome, setOutcome] = useState<Outcome>();
   const [error, setError] = useState<unknown>();
 
-  async function importFile(file: File) {
+  async function choose(file: File) {
     setOutcome(undefined);
+    setPreview(undefined);
     setError(undefined);
-    let records: CsvRecord[];
-    let header: ColumnInfo[];
     try {
-      records = csvRecords(await file.text());
-      const names = records.shift()?.fields.map((f) => f.text) ?? [];
-      if (names.length === 0) throw new Error("The file has no header row.");
-      const unknown = names.filter((n) => !props.columns.some((c) => c.name === n));
-      if (unknown.length > 0)
-        throw new Error(`Not attributes of this collection: ${unknown.join(", ")}. Nothing was imported.`);
-      header = names.flatMap((n) => props.columns.filter((c) => c.name === n));
+      setPreview({ file: file.name, ...importPlan(await file.text(), props.columns) });
     } catch (err) {
       setError(err);
-      return;
     }
-    const errors: LineError[] = [];
-    let inserted = 0;
-    for (const [i, record] of records.entries()) {
-      setProgress(`Importing line ${record.line} (${i + 1} of ${records.length})…`);
-      const object = objectOf(record, header);
-      if (typeof object === "string") {
-        errors.push({ line: record.line, message: object });
-        continue;
-      }
-      try {
-        await props.client.call("POST", props.collectionPath, { body: object });
-        inserted++;
-      } catch (err) {
-        const code = err instanceof ApiFailure ? `${err.status}/${err.errorCode ?? "-"} ` : "";
-        errors.push({ line: record.line, message: `${code}${(err as Error).message}` });
-        if (err instanceof ApiFailure && (err.status === 0 || err.status === 401)) break;
-      }
-    }
+  }
+
+  async function importRows(plan: Preview) {
+    setPreview(undefined);
+    const total = plan.rows.length;
+    setProgress({ done: 0, total });
+    const sent = await insertInBatches(props.client, props.collectionPath, plan.rows, (done) =>
+      setProgress({ done, total }),
+    );
     setProgress(undefined);
-    setOutcome({ file: file.name, inserted, records: records.length, errors });
-    if (inserted > 0) props.onImported();
+    if (sent.stopped) setError(sent.stopped);
+    setOutcome({
+      file: plan.file,
+      inserted: sent.inserted,
+      records: total + plan.refused.length,
+      errors: [...plan.refused, ...sent.refused].sort((a, b) => a.line - b.line),
+    });
+    if (sent.inserted > 0) props.onImported();
   }
 
   return (
@@ -99,35 +90,62 @@ export function CsvImport(props: {
         class="file-input"
         type="file"
         accept=".csv,text/csv"
+        disabled={progress !== undefined}
         onChange={(e) => {
           const input = e.currentTarget;
           const file = input.files?.[0];
           input.value = "";
-          if (file) void importFile(file);
+          if (file) void choose(file);
         }}
       />
       <span role="status" class="muted">
-        {progress}
+        {progress && `Importing: ${fmt(progress.done)} of ${fmt(progress.total)} rows…`}
       </span>
+      {progress && <progress max={progress.total} value={progress.done} aria-label="Import progress" />}
       <ErrorNotice error={error} title="Import failed" />
+      {preview && (
+        <section class="import-preview notice" aria-label="Import preview">
+          <p>
+            <bdi>{preview.file}</bdi>: {fmt(preview.rows.length + preview.refused.length)} rows;{" "}
+            {fmt(preview.rows.length)} can be imported
+            {preview.refused.length ? `, ${fmt(preview.refused.length)} are refused` : ""}. Nothing is sent
+            yet.
+          </p>
+          <p>
+            Columns:{" "}
+            {preview.header.map((c, i) => (
+              <span key={c.name}>
+                {i > 0 && ", "}
+                <bdi>{c.name}</bdi> <span class="muted">({c.type})</span>
+              </span>
+            ))}
+          </p>
+          {preview.refused.length > 0 && <Refusals errors={preview.refused.slice(0, PREVIEW_REFUSALS)} />}
+          <div class="actions">
+            <button
+              type="button"
+              class="primary"
+              disabled={preview.rows.length === 0}
+              onClick={() => void importRows(preview)}
+            >
+              Import {fmt(preview.rows.length)} rows
+            </button>
+            <button type="button" onClick={() => setPreview(undefined)}>
+              Cancel
+            </button>
+          </div>
+        </section>
+      )}
       {outcome && (
         <section
           class={`import-outcome notice ${outcome.errors.length ? "warning" : "ok"}`}
           aria-label="Import"
         >
           <p>
-            {outcome.file}: {outcome.inserted} of {outcome.records} rows inserted
-            {outcome.errors.length ? `; ${outcome.errors.length} refused:` : "."}
+            <bdi>{outcome.file}</bdi>: {fmt(outcome.inserted)} of {fmt(outcome.records)} rows inserted
+            {outcome.errors.length ? `; ${fmt(outcome.errors.length)} refused:` : "."}
           </p>
-          {outcome.errors.length > 0 && (
-            <ul class="import-errors">
-              {outcome.errors.map((e) => (
-                <li key={e.line}>
-                  Line {e.line}: <bdi>{e.message}</bdi>
-                </li>
-              ))}
-            </ul>
-          )}
+          {outcome.errors.length > 0 && <Refusals errors={outcome.errors} />}
         </section>
       )}
     </div>

@@ -7,18 +7,19 @@
  * that user's roles allow.
  * What it shows — table, filter, order, page, open row — is in the URL (explorer-url.ts).
  */
-import { useState } from "preact/hooks";
+import type { ComponentChildren } from "preact";
+import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import type { AdminContext } from "../admin-context.ts";
-import { type Client, localPath, seg } from "../api.ts";
+import { type Client, localPath, type RequestOptions, seg } from "../api.ts";
 import { LoadStatus } from "../components/LoadStatus.tsx";
 import { ScreenHeading } from "../components/ScreenHeading.tsx";
 import { useLoad } from "../components/useLoad.ts";
-import { goWith, useRoute, useRouteQuery } from "../route.ts";
+import { currentRoute, goWith, hrefWith, useRoute, useRouteQuery } from "../route.ts";
 import { type DataSession, type ExplorerTarget, explorerTargets } from "../session.ts";
 import type { Session } from "../use-session.ts";
 import { type Collection, loadCollections } from "./columns.ts";
 import { ExplorerSignIn } from "./ExplorerSignIn.tsx";
-import { type ExplorerView, parseView, viewOfTable, viewRoute } from "./explorer-url.ts";
+import { type ExplorerView, parseView, samePlace, viewOfTable, viewRoute } from "./explorer-url.ts";
 import { InsertForm } from "./InsertForm.tsx";
 import { RowDetail } from "./RowDetail.tsx";
 import { RowGrid } from "./RowGrid.tsx";
@@ -36,22 +37,32 @@ export function Explorer(props: {
   data: Session<DataSession>;
   /** Why the administrator's session ended, if it did. */
   adminNotice: string | undefined;
+  /** The administrator's sign-in form, shown in place (a link opened in a fresh tab stays where it points). */
+  adminSignIn: (account: string) => ComponentChildren;
 }) {
   const { admin, data } = props;
-  const [target, setTarget] = useState<ExplorerTarget | undefined>(explorerTargets.read);
+  const view = parseView(useRoute(), useRouteQuery());
+  const [stored, setStored] = useState<ExplorerTarget | undefined>(explorerTargets.read);
+  // The place in the address comes first: a link names its project.
+  const target = view.place ?? stored;
   const open = (t: ExplorerTarget | undefined) => {
     explorerTargets.write(t);
-    setTarget(t);
+    setStored(t);
+    const [segments, params] = viewRoute(viewOfTable(t, undefined));
+    goWith(segments, params);
   };
-  if (data.session && data.client) {
+  if (data.session && data.client && (!view.place || samePlace(view.place, data.session))) {
     const { session } = data;
     return (
       <Workspace
         client={data.client}
-        root={versionRoot(session)}
+        place={session}
         session={session}
         leave="Log out of the project"
-        onLogOut={() => void data.signOut()}
+        onLogOut={() =>
+          // Then back to choosing a project: the place is not opened again with another key.
+          void data.signOut().then(() => goWith(["explorer"], {}))
+        }
       />
     );
   }
@@ -60,7 +71,7 @@ export function Explorer(props: {
     return (
       <Workspace
         client={admin.dataClient}
-        root={versionRoot(target)}
+        place={target}
         session={{ ...target, userIdentifier: admin.session.login, roles: [`account ${admin.session.role}`] }}
         readOnly={admin.readOnly}
         leave="Close the project"
@@ -70,10 +81,14 @@ export function Explorer(props: {
   }
   return (
     <ExplorerSignIn
+      key={target ? `${target.account}/${target.project}/${target.version}` : ""}
       admin={admin}
+      initial={target}
       notice={data.notice ?? (admin ? undefined : props.adminNotice)}
+      adminSignIn={props.adminSignIn}
       onSignedIn={(s) => {
-        open(undefined);
+        explorerTargets.write(undefined);
+        setStored(undefined);
         data.signIn(s);
       }}
       onOpen={open}
@@ -81,18 +96,29 @@ export function Explorer(props: {
   );
 }
 
-function useExplorerView(): [ExplorerView, (change: Partial<ExplorerView>, replace?: boolean) => void] {
+function useExplorerView(
+  place: ExplorerTarget,
+): [ExplorerView, (change: Partial<ExplorerView>, replace?: boolean) => void] {
   const view = parseView(useRoute(), useRouteQuery());
   const change = (c: Partial<ExplorerView>, replace = false) => {
-    const [segments, params] = viewRoute({ ...view, ...c });
+    const [segments, params] = viewRoute({ ...view, place, ...c });
     goWith(segments, params, { replace });
   };
+  // An address without the project (`#/explorer`, `#/explorer/<table>`) is completed in place,
+  // from the address as it is now (its path and query may have reached this render apart).
+  useEffect(() => {
+    const now = parseView(...currentRoute());
+    if (!samePlace(now.place, place)) {
+      const [segments, params] = viewRoute({ ...now, place });
+      goWith(segments, params, { replace: true });
+    }
+  }, [view.place?.account, view.place?.project, view.place?.version, view.table]);
   return [view, change];
 }
 
 function Workspace(props: {
   client: Client;
-  root: string;
+  place: ExplorerTarget;
   session: WorkspaceView;
   /** An account reader's session: every read, no write control (the server refuses writes anyway). */
   readOnly?: boolean;
@@ -100,8 +126,19 @@ function Workspace(props: {
   leave: string;
   onLogOut: () => void;
 }) {
-  const { client, root, session } = props;
-  const [view, setView] = useExplorerView();
+  const { session } = props;
+  // One client for the workspace's life, calling with the latest key: a new key (signing in
+  // again before the old one expires) reloads nothing and loses nothing typed.
+  const latestClient = useRef(props.client);
+  latestClient.current = props.client;
+  const client = useMemo<Client>(
+    () => ({ call: <T,>(m: string, p: string, o?: RequestOptions) => latestClient.current.call<T>(m, p, o) }),
+    [],
+  );
+  const { account, project, version } = props.place;
+  const place = { account, project, version };
+  const root = versionRoot(place);
+  const [view, setView] = useExplorerView(place);
   const [inserting, setInserting] = useState(false);
   const [outcome, setOutcome] = useState<WriteOutcome>();
   const [refresh, setRefresh] = useState(0);
@@ -121,11 +158,10 @@ function Workspace(props: {
     const path = href ? localPath(href) : "";
     return path.startsWith(`${root}/`) ? path.slice(root.length + 1) : undefined;
   };
-  const choose = (c: Collection) => {
+  const linkTo = (c: Collection) => hrefWith(...viewRoute(viewOfTable(place, c.name)));
+  const choose = () => {
     setOutcome(undefined);
     setInserting(false);
-    const [segments, params] = viewRoute(viewOfTable(c.name));
-    goWith(segments, params);
   };
   const written = (o: WriteOutcome, deleted = false) => {
     setOutcome(o);
@@ -141,14 +177,9 @@ function Workspace(props: {
           ?.filter((c) => c.kind === kind)
           .map((c) => (
             <li key={c.name}>
-              <button
-                type="button"
-                class="link"
-                aria-current={current === c ? "true" : undefined}
-                onClick={() => choose(c)}
-              >
+              <a href={linkTo(c)} aria-current={current === c ? "page" : undefined} onClick={choose}>
                 {c.name}
-              </button>
+              </a>
             </li>
           ))}
       </ul>
@@ -225,7 +256,13 @@ function Workspace(props: {
                   readOnly={props.readOnly}
                   children={current.children}
                   onWritten={written}
-                  onClose={() => setView({ row: undefined })}
+                  onClose={() => {
+                    setView({ row: undefined });
+                    // Back to the grid's current cell, where the keyboard was.
+                    requestAnimationFrame(() =>
+                      document.querySelector<HTMLElement>('table[role="grid"] td[tabindex="0"]')?.focus(),
+                    );
+                  }}
                 />
               )}
               <TxSummary outcome={outcome} />

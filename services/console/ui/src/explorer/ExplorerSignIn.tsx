@@ -5,6 +5,7 @@
  * own `@authentication` — an administrator does so to see what that user's roles
  * allow: the form is drawn from its login fields, whatever the provider.
  */
+import type { ComponentChildren } from "preact";
 import { useState } from "preact/hooks";
 import type { AdminContext } from "../admin-context.ts";
 import { anonymous, seg } from "../api.ts";
@@ -33,15 +34,20 @@ const versionPath = (t: Target) => `/rest/${seg(t.account)}/${seg(t.project)}/${
 
 export function ExplorerSignIn(props: {
   admin: AdminContext | undefined;
+  /** The project version a link names (filled in). */
+  initial: Target | undefined;
   notice: string | undefined;
+  /** The administrator's sign-in form, for an account (shown here, in place, when asked for). */
+  adminSignIn: (account: string) => ComponentChildren;
   onSignedIn: (s: DataSession) => void;
   /** Opens the project with the administrator's own key. */
   onOpen: (t: Target) => void;
 }) {
   const { admin } = props;
-  const [account, setAccount] = useState(admin?.session.account ?? "");
-  const [project, setProject] = useState("");
-  const [version, setVersion] = useState("v1");
+  const [account, setAccount] = useState(admin?.session.account ?? props.initial?.account ?? "");
+  const [project, setProject] = useState(props.initial?.project ?? "");
+  const [version, setVersion] = useState(props.initial?.version ?? "v1");
+  const [asAdmin, setAsAdmin] = useState(false);
   const [target, setTarget] = useState<Target>();
   const [info, setInfo] = useState<LoginInfo>();
   const [values, setValues] = useState<Record<string, string>>({});
@@ -105,6 +111,18 @@ export function ExplorerSignIn(props: {
           {props.notice}
         </div>
       )}
+      {props.initial && !admin && (
+        <p class="notice info">
+          This link opens <bdi>{props.initial.account}</bdi> / <bdi>{props.initial.project}</bdi> /{" "}
+          <bdi>{props.initial.version}</bdi>: sign in, and it opens where it points.{" "}
+          {!asAdmin && (
+            <button type="button" class="link" onClick={() => setAsAdmin(true)}>
+              Sign in as an administrator
+            </button>
+          )}
+        </p>
+      )}
+      {asAdmin && !admin && props.adminSignIn(account)}
       <form class="card" onSubmit={admin ? openAsAdmin : choose} aria-label="Which project">
         <h2>1. Which project</h2>
         {admin ? (

@@ -14,11 +14,13 @@ export function GridCell(props: {
   /** Names what is shown in full: `notes of row 3`. */
   label: string;
   onShowAll: () => void;
+  /** 0 for the grid's current cell, else -1 (one Tab stop for the whole grid). */
+  tabIndex: number;
 }) {
   const text = valueText(props.value);
   const cut = text.length * CHAR_WIDTH > props.width - PADDING || /[\r\n]/.test(text);
   return (
-    <td class={cut ? "cut" : undefined}>
+    <td class={cut ? "cut" : undefined} tabIndex={props.tabIndex}>
       <span class="cell">
         <Value value={props.value} />
       </span>
@@ -27,6 +29,7 @@ export function GridCell(props: {
           type="button"
           class="cell-more"
           aria-label={`All of ${props.label}`}
+          tabIndex={-1}
           onClick={props.onShowAll}
         >
           …

@@ -72,6 +72,10 @@ export function RowGrid(props: {
   const [widths, setWidths] = useState<Record<string, number>>({});
   const [selected, setSelected] = useState<Map<string, Row>>(new Map());
   const [full, setFull] = useState<{ title: string; value: unknown }>();
+  // The grid's current cell (row index in `rows`, column index in the row): the one Tab stop
+  // of the rows; the arrow keys move it, Enter opens its row.
+  const [cursor, setCursor] = useState({ row: 0, col: 0 });
+  const moved = useRef(false);
 
   const children = useMemo(
     () => childNamesOf(rows.slice(0, 200), props.childNames),
@@ -108,14 +112,21 @@ export function RowGrid(props: {
   const pageStart = (view.page - 1) * view.pagesize;
   const pageInView = Math.floor(win.firstVisible / view.pagesize) + 1;
   const pending = useRef<number | undefined>(undefined);
+  // The page the grid is loading up to (a far page a link names): its rows are not shown
+  // until they are there, so no other page's rows appear under its number.
+  const [seeking, setSeeking] = useState<number>();
   useLayoutEffect(() => {
-    if (pageInView !== view.page) pending.current = pageStart;
+    if (pageInView !== view.page) {
+      pending.current = pageStart;
+      if (pageStart >= rows.length && !pages.complete) setSeeking(view.page);
+    }
   }, [view.page, first]);
   useLayoutEffect(() => {
     const target = pending.current;
     if (target === undefined || !box) return;
     if (rows.length > target || pages.complete) {
       pending.current = undefined;
+      setSeeking(undefined);
       box.scrollTop = Math.min(target, Math.max(0, rows.length - 1)) * ROW_HEIGHT;
     } else if (!pages.loading && !pages.error) {
       // Up to the page asked for (and one more page) in one request.
@@ -158,6 +169,64 @@ export function RowGrid(props: {
     });
   const allShownSelected = shown.length > 0 && shown.every((r) => selected.has(metadataOf(r).href ?? ""));
 
+  const openCol = writable ? 1 : 0;
+  const cellCount = openCol + 1 + columns.length + (hasChildren ? 1 : 0);
+  const current = {
+    row: Math.min(cursor.row, Math.max(0, rows.length - 1)),
+    col: Math.min(cursor.col, cellCount - 1),
+  };
+  const cellTab = (row: number, col: number) => (row === current.row && col === current.col ? 0 : -1);
+  function moveTo(row: number, col: number) {
+    const next = {
+      row: Math.max(0, Math.min(rows.length - 1, row)),
+      col: Math.max(0, Math.min(cellCount - 1, col)),
+    };
+    moved.current = true;
+    setCursor(next);
+    if (box) {
+      // Into view below the sticky header (one row high).
+      const top = next.row * ROW_HEIGHT;
+      if (top < box.scrollTop) box.scrollTop = top;
+      else if (top + 2 * ROW_HEIGHT > box.scrollTop + box.clientHeight)
+        box.scrollTop = top + 2 * ROW_HEIGHT - box.clientHeight;
+    }
+  }
+  function onGridKey(e: KeyboardEvent) {
+    const target = e.target as HTMLElement;
+    if (target.tagName !== "TD") return;
+    const page = Math.max(1, win.visibleCount - 1);
+    const keys: Record<string, () => void> = {
+      ArrowDown: () => moveTo(current.row + 1, current.col),
+      ArrowUp: () => moveTo(current.row - 1, current.col),
+      ArrowRight: () => moveTo(current.row, current.col + 1),
+      ArrowLeft: () => moveTo(current.row, current.col - 1),
+      PageDown: () => moveTo(current.row + page, current.col),
+      PageUp: () => moveTo(current.row - page, current.col),
+      Home: () => moveTo(e.ctrlKey ? 0 : current.row, 0),
+      End: () => moveTo(e.ctrlKey ? rows.length - 1 : current.row, cellCount - 1),
+      Enter: () => {
+        const row = rows[current.row];
+        if (row) props.onOpen(row);
+      },
+      " ": () => {
+        const row = rows[current.row];
+        if (row && writable && current.col === 0) toggle(row, !selected.has(metadataOf(row).href ?? ""));
+      },
+    };
+    const action = keys[e.key];
+    if (!action) return;
+    e.preventDefault();
+    action();
+  }
+  // The focus follows the current cell when the keyboard moved it (the row is rendered by then).
+  useLayoutEffect(() => {
+    if (!moved.current || !box) return;
+    moved.current = false;
+    box
+      .querySelector<HTMLElement>(`tr[aria-rowindex="${current.row + 2}"] > :nth-child(${current.col + 1})`)
+      ?.focus({ preventScroll: true });
+  });
+
   return (
     <div class="rows" aria-busy={pages.loading}>
       <QueryBar key={first} query={view} onApply={(q) => onView({ ...q, page: 1 })} errorAt={errorAt} />
@@ -197,10 +266,24 @@ export function RowGrid(props: {
           the grid: nothing above the rows in view may appear or go while a page loads. */}
       {rows.length === 0 && <LoadStatus what="rows" load={place ? { ...pages, error: undefined } : pages} />}
       {pages.complete && rows.length === 0 && <p class="empty">No rows.</p>}
+      {seeking !== undefined && !pages.error && (
+        <p class="notice info" role="status">
+          Loading page {fmt(seeking)}…
+        </p>
+      )}
       {rows.length > 0 && (
-        // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling box the keyboard must reach
-        <section class="grid-box" ref={setBox} tabIndex={0} aria-label={`${props.name} rows`}>
+        <section
+          class={`grid-box${seeking !== undefined && !pages.error ? " seeking" : ""}`}
+          ref={setBox}
+          aria-label={`${props.name} rows`}
+          aria-busy={seeking !== undefined}
+        >
           <table
+            // biome-ignore lint/a11y/noNoninteractiveElementToInteractiveRole: ARIA's data grid pattern is a table with role grid
+            role="grid"
+            aria-label={`${props.name}: rows`}
+            aria-colcount={cellCount}
+            onKeyDown={onGridKey}
             class="grid data virtual"
             style={{ width: `${tableWidth}px` }}
             aria-rowcount={pages.complete ? rows.length + 1 : -1}
@@ -259,23 +342,25 @@ export function RowGrid(props: {
                     class={href && href === props.openHref ? "current" : undefined}
                   >
                     {writable && (
-                      <td>
+                      <td tabIndex={cellTab(index, 0)}>
                         <input
                           type="checkbox"
+                          tabIndex={-1}
                           aria-label={`Select row ${index + 1}`}
                           checked={selected.has(href)}
                           onChange={(e) => toggle(row, e.currentTarget.checked)}
                         />
                       </td>
                     )}
-                    <td>
-                      <button type="button" class="small" onClick={() => props.onOpen(row)}>
+                    <td tabIndex={cellTab(index, openCol)}>
+                      <button type="button" class="small" tabIndex={-1} onClick={() => props.onOpen(row)}>
                         Open
                       </button>
                     </td>
-                    {columns.map((c) => (
+                    {columns.map((c, ci) => (
                       <GridCell
                         key={c.name}
+                        tabIndex={cellTab(index, openCol + 1 + ci)}
                         value={row[c.name]}
                         width={widthOf(c)}
                         label={`${c.name} of row ${index + 1}`}
@@ -285,7 +370,7 @@ export function RowGrid(props: {
                       />
                     ))}
                     {hasChildren && (
-                      <td>
+                      <td tabIndex={cellTab(index, cellCount - 1)}>
                         <span class="cell">{childCounts(row, children)}</span>
                       </td>
                     )}

@@ -11,13 +11,24 @@ import { metadataOf, type Row } from "./rows.ts";
 export interface WriteOutcome {
   what: string;
   txsummary: Row[];
+  /**
+   * The paths of the rows the user wrote (a bulk delete's chosen rows): every other entry
+   * is a side effect (a rule's). Without it, the first entry is the one written.
+   */
+  written?: string[];
+}
+
+/** Whether a txsummary entry is a side effect: a row the user did not write. */
+function isSideEffect(outcome: WriteOutcome, entry: Row, index: number): boolean {
+  const href = metadataOf(entry).href;
+  if (outcome.written) return !href || !outcome.written.includes(localPath(href));
+  return index > 0 && href !== metadataOf(outcome.txsummary[0] ?? {}).href;
 }
 
 export function TxSummary({ outcome }: { outcome: WriteOutcome | undefined }) {
   const ref = useRef<HTMLElement>(null);
   useFocusOn(ref, outcome);
   if (!outcome) return null;
-  const written = metadataOf(outcome.txsummary[0] ?? {}).href;
   return (
     <section class="txsummary" aria-labelledby="txsummary-title" tabIndex={-1} ref={ref}>
       <h2 id="txsummary-title">
@@ -27,7 +38,7 @@ export function TxSummary({ outcome }: { outcome: WriteOutcome | undefined }) {
       <ol>
         {outcome.txsummary.map((entry, i) => {
           const m = metadataOf(entry);
-          const sideEffect = i > 0 && m.href !== written;
+          const sideEffect = isSideEffect(outcome, entry, i);
           return (
             <li key={`${m.href}-${i}`} class={sideEffect ? "side-effect" : "written"}>
               <span class={`badge verb-${(m.verb ?? "").toLowerCase()}`}>{m.verb}</span>{" "}

@@ -78,10 +78,18 @@ export async function loadCollections(client: Client, root: string): Promise<Col
             key: a.key ?? false,
             ...(a.derived ? { derived: a.derived } : {}),
           })),
-        children: r.subresources ?? [],
+        children: (r.subresources ?? []).map((sub) => childListName(r.name, sub)),
       }),
     ),
   ];
+}
+
+/**
+ * The name a sub-resource's list has inside its parent's rows: `@resources` names each
+ * sub-resource in full (`Owners.Pets`), a row holds the list under its own name (`Pets`).
+ */
+export function childListName(parent: string, subresource: string): string {
+  return subresource.startsWith(`${parent}.`) ? subresource.slice(parent.length + 1) : subresource;
 }
 
 /** Why an attribute cannot be edited in an existing row, if it cannot. */

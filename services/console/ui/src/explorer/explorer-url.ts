@@ -1,10 +1,16 @@
 /**
- * What the explorer shows, as it is kept in the URL (`#/explorer/<table>?filter=…&order=…
- * &pagesize=…&page=…&row=…`): the table or resource, its query, the page scrolled to and
- * the open row (its path under the version, `customer/A4`). Back, reload and a shared link
- * show the same thing.
+ * What the explorer shows, as it is kept in the URL (`#/explorer/<account>/<project>/<version>
+ * /<table>?filter=…&order=…&pagesize=…&page=…&row=…`): the project version, the table or
+ * resource, its query, the page scrolled to and the open row (its path under the version,
+ * `customer/A4`). Back, reload and a link opened in another tab (after signing in there)
+ * show the same thing. `#/explorer/<table>` (no project) is read as a table of the project
+ * open in the tab.
  */
+import type { ExplorerTarget } from "../session.ts";
+
 export interface ExplorerView {
+  /** The project version: undefined in `#/explorer` and `#/explorer/<table>`. */
+  place: ExplorerTarget | undefined;
   table: string | undefined;
   filter: string;
   order: string;
@@ -24,8 +30,11 @@ function whole(text: string | null, fallback: number, max: number): number {
 
 export function parseView(segments: string[], query: string): ExplorerView {
   const params = new URLSearchParams(query);
+  const [, account, project, version, table] = segments;
+  const place = account && project && version ? { account, project, version } : undefined;
   return {
-    table: segments[1],
+    place,
+    table: place ? table : segments[1],
     filter: params.get("filter") ?? "",
     order: params.get("order") ?? "",
     pagesize: whole(params.get("pagesize"), DEFAULT_PAGESIZE, MAX_PAGESIZE),
@@ -37,7 +46,11 @@ export function parseView(segments: string[], query: string): ExplorerView {
 /** The route segments and parameters of a view (defaults left out, so links stay short). */
 export function viewRoute(view: ExplorerView): [string[], Record<string, string | undefined>] {
   return [
-    view.table === undefined ? ["explorer"] : ["explorer", view.table],
+    [
+      "explorer",
+      ...(view.place ? [view.place.account, view.place.project, view.place.version] : []),
+      ...(view.table === undefined ? [] : [view.table]),
+    ],
     {
       filter: view.filter.trim() ? view.filter : undefined,
       order: view.order.trim() ? view.order : undefined,
@@ -48,7 +61,14 @@ export function viewRoute(view: ExplorerView): [string[], Record<string, string 
   ];
 }
 
+export const samePlace = (a: ExplorerTarget | undefined, b: ExplorerTarget | undefined) =>
+  a !== undefined &&
+  b !== undefined &&
+  a.account === b.account &&
+  a.project === b.project &&
+  a.version === b.version;
+
 /** Another table: nothing of the old one's query, page or row comes along. */
-export function viewOfTable(table: string): ExplorerView {
-  return { table, filter: "", order: "", pagesize: DEFAULT_PAGESIZE, page: 1, row: undefined };
+export function viewOfTable(place: ExplorerTarget | undefined, table: string | undefined): ExplorerView {
+  return { place, table, filter: "", order: "", pagesize: DEFAULT_PAGESIZE, page: 1, row: undefined };
 }

@@ -48,3 +48,20 @@ export function childListsOf(row: Row, children: Set<string>): [string, Row[]][]
     return [name, Array.isArray(list) ? list.filter(isObject) : []];
   });
 }
+
+/**
+ * A row's name for people: its path under the project version, each part decoded
+ * (`/rest/acme/shop/v1/customer/A%204` → `customer / A 4`).
+ */
+export function rowName(path: string): string {
+  const parts = path.split("?")[0]!.split("/").filter(Boolean).slice(4);
+  return parts
+    .map((p) => {
+      try {
+        return decodeURIComponent(p);
+      } catch {
+        return p;
+      }
+    })
+    .join(" / ");
+}

@@ -15,8 +15,15 @@ interface LoginAnswer {
   roles: string[];
 }
 
-export function SignIn(props: { notice: string | undefined; onSignedIn: (s: AdminSession) => void }) {
-  const [account, setAccount] = useState("");
+export function SignIn(props: {
+  notice: string | undefined;
+  onSignedIn: (s: AdminSession) => void;
+  /** The account, when known (a link's). */
+  account?: string;
+  /** Shown inside another screen (the explorer's): a section heading, not the page's. */
+  embedded?: boolean;
+}) {
+  const [account, setAccount] = useState(props.account ?? "");
   const [login, setLogin] = useState("");
   const [password, setPassword] = useState("");
   const [error, setError] = useState<unknown>();
@@ -51,6 +58,36 @@ export function SignIn(props: { notice: string | undefined; onSignedIn: (s: Admi
     }
   }
 
+  const form = (
+    <form class="card" onSubmit={submit} aria-labelledby="signin-title">
+      <h2 id="signin-title">Account administrator</h2>
+      <Field
+        label="Account"
+        name="account"
+        value={account}
+        onInput={setAccount}
+        required
+        autocomplete="organization"
+      />
+      <Field label="Login" name="login" value={login} onInput={setLogin} required autocomplete="username" />
+      <Field
+        label="Password"
+        name="password"
+        type="password"
+        value={password}
+        onInput={setPassword}
+        required
+        autocomplete="current-password"
+      />
+      <ErrorNotice error={error} title="Sign-in failed" />
+      <div class="actions">
+        <button type="submit" class="primary" disabled={busy}>
+          Sign in
+        </button>
+      </div>
+    </form>
+  );
+  if (props.embedded) return form;
   return (
     <main class="signin" id="main">
       <ScreenHeading title="Sign in">Tessera console</ScreenHeading>
@@ -59,33 +96,7 @@ export function SignIn(props: { notice: string | undefined; onSignedIn: (s: Admi
           {props.notice}
         </div>
       )}
-      <form class="card" onSubmit={submit} aria-labelledby="signin-title">
-        <h2 id="signin-title">Account administrator</h2>
-        <Field
-          label="Account"
-          name="account"
-          value={account}
-          onInput={setAccount}
-          required
-          autocomplete="organization"
-        />
-        <Field label="Login" name="login" value={login} onInput={setLogin} required autocomplete="username" />
-        <Field
-          label="Password"
-          name="password"
-          type="password"
-          value={password}
-          onInput={setPassword}
-          required
-          autocomplete="current-password"
-        />
-        <ErrorNotice error={error} title="Sign-in failed" />
-        <div class="actions">
-          <button type="submit" class="primary" disabled={busy}>
-            Sign in
-          </button>
-        </div>
-      </form>
+      {form}
       <p class="aside">
         Not an administrator? <a href={href("explorer")}>Explore data as a project user</a>.
       </p>
