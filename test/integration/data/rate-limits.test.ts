@@ -11,6 +11,7 @@ import { adminKey, putAdmin } from "../../support/admins.ts";
 import { type DataProcess, dataServiceEnv, startDataProcess } from "../../support/data-process.ts";
 import { adminClient, call, projectClient, type Reply } from "../../support/http.ts";
 import { type Platform, startPlatform } from "../../support/platform.ts";
+import { until } from "../../support/until.ts";
 
 const KEY_LIMIT = 4;
 const ACCOUNT_LIMIT = 7;
@@ -134,13 +135,15 @@ describe("request rate limits per account and per key", function () {
     expect(statuses).to.deep.equal([200, 200, 429]);
     const refused = await get(account, keys[0]!, 1);
     expect(refused.headers.get("ratelimit-policy")).to.match(/^"account";q=2;w=3600/);
-    // Logins (the auth service) share the account's bucket, with the same limit.
-    const login = await projectClient(platform.baseUrl, account, "shop").login({
-      username: "vera",
-      password: "vera-password",
+    // Logins (the auth service) share the account's bucket, with the same limit, once the auth
+    // service's copy of the account's plan is read again (PLAN_CACHE_MS; its logins cached it).
+    const shop = projectClient(platform.baseUrl, account, "shop");
+    let login: Reply | undefined;
+    await until("the auth service applies the new plan", async () => {
+      login = await shop.login({ username: "vera", password: "vera-password" });
+      return login.headers.get("ratelimit-policy") === `"account";q=2;w=3600`;
     });
-    expect(login.status).to.equal(429);
-    expect(login.headers.get("ratelimit-policy")).to.equal(`"account";q=2;w=3600`);
+    expect(login?.status).to.equal(429);
     await admin.send("PUT", `/accounts/${account}`, { rateLimits: { account: 5 } });
     expect((await get(account, keys[0]!, 0)).headers.get("ratelimit-policy")).to.match(
       /^"account";q=5;w=3600/,
