@@ -286,7 +286,8 @@ describe("the manifests, played on podman (make test-deploy)", function () {
     // write of it is not in the store.
     const closedByReload = (o: Outcome) =>
       o.status === 0 &&
-      /UND_ERR_SOCKET/.test(o.message ?? "") &&
+      // undici reports the close as a socket error or as a reset, depending on when it came.
+      /UND_ERR_SOCKET|ECONNRESET/.test(o.message ?? "") &&
       cluster.reloads.some((r) => o.startedAt >= r - 1000 && o.startedAt <= r + 3000) &&
       (o.what === "read" || !stored.has(o.name!));
     const rolling = phases.find((p) => p.what === "rolling restart");
