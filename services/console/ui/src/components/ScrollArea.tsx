@@ -14,9 +14,21 @@ export function ScrollArea(props: { label: string; class?: string; children: Com
     const measure = () =>
       setScrolls(area.scrollWidth > area.clientWidth || area.scrollHeight > area.clientHeight);
     const observer = new ResizeObserver(measure);
-    observer.observe(area);
-    for (const child of area.children) observer.observe(child);
-    return () => observer.disconnect();
+    const observeAll = () => {
+      observer.observe(area);
+      for (const child of area.children) observer.observe(child);
+    };
+    observeAll();
+    // Content that arrives later (a table replacing its loading text) is measured too.
+    const changes = new MutationObserver(() => {
+      observeAll();
+      measure();
+    });
+    changes.observe(area, { childList: true, subtree: true });
+    return () => {
+      observer.disconnect();
+      changes.disconnect();
+    };
   }, []);
   const region = { tabIndex: 0, role: "region" as const, "aria-label": props.label };
   return (
