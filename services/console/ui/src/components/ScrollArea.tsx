@@ -9,17 +9,22 @@ import { useLayoutEffect, useRef, useState } from "preact/hooks";
 export function ScrollArea(props: { label: string; class?: string; children: ComponentChildren }) {
   const ref = useRef<HTMLDivElement>(null);
   const [scrolls, setScrolls] = useState(false);
+  const measure = () => {
+    const area = ref.current;
+    if (area) setScrolls(area.scrollWidth > area.clientWidth || area.scrollHeight > area.clientHeight);
+  };
+  // After every render (new content from the parent is measured before the browser paints it)…
+  useLayoutEffect(measure);
+  // …and whenever the box or what is in it changes size, or content arrives by itself.
   useLayoutEffect(() => {
-    const area = ref.current!;
-    const measure = () =>
-      setScrolls(area.scrollWidth > area.clientWidth || area.scrollHeight > area.clientHeight);
+    const area = ref.current;
+    if (!area) return;
     const observer = new ResizeObserver(measure);
     const observeAll = () => {
       observer.observe(area);
       for (const child of area.children) observer.observe(child);
     };
     observeAll();
-    // Content that arrives later (a table replacing its loading text) is measured too.
     const changes = new MutationObserver(() => {
       observeAll();
       measure();
