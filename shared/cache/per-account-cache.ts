@@ -21,3 +21,27 @@ export function perAccountCache<V extends {}>(
     sizeCalculation: (_value, key) => ENTRY_BYTES + valueBytes + 2 * key.length,
   });
 }
+
+/** An account's value as read, with when it was read. */
+export interface TimedRead<T> {
+  at: number;
+  value: Promise<T>;
+}
+
+/**
+ * The account's value from `cache`, read again (by `read`) once it is `maxAgeMs` old; a read that
+ * fails is not kept, so the next call asks again.
+ */
+export function readThrough<T>(
+  cache: LRUCache<string, TimedRead<T>>,
+  account: string,
+  options: { now: number; maxAgeMs: number },
+  read: () => Promise<T>,
+): Promise<T> {
+  const cached = cache.get(account);
+  if (cached && options.now - cached.at < options.maxAgeMs) return cached.value;
+  const value = read();
+  cache.set(account, { at: options.now, value });
+  value.catch(() => cache.delete(account));
+  return value;
+}

@@ -6,7 +6,7 @@
  * limits from a short-lived cache, so the request path reads Redis at most
  * once per account and `cacheMs`; a change applies everywhere within it.
  */
-import { perAccountCache } from "../cache/per-account-cache.ts";
+import { perAccountCache, readThrough, type TimedRead } from "../cache/per-account-cache.ts";
 import type { RedisClient } from "../redis/clients.ts";
 import { accountPlanKey, plansKey } from "../redis/key-layout.ts";
 import {
@@ -43,7 +43,7 @@ export class PlanStore {
   readonly #prefix: string;
   readonly #settings: PlanSettings;
   /** Each account's limits as last read, the most recently used accounts' within a memory budget. */
-  readonly #cache = perAccountCache<{ at: number; limits: Promise<EffectiveLimits> }>();
+  readonly #cache = perAccountCache<TimedRead<EffectiveLimits>>();
   readonly #now: () => number;
 
   constructor(redis: RedisClient, prefix: string, settings: PlanSettings, now: () => number = Date.now) {
@@ -127,14 +127,8 @@ export class PlanStore {
 
   /** The account's effective limits, read again from Redis at most every `cacheMs`. */
   limitsOf(account: string): Promise<EffectiveLimits> {
-    const now = this.#now();
-    const cached = this.#cache.get(account);
-    if (cached && now - cached.at < this.#settings.cacheMs) return cached.limits;
-    const limits = this.#resolve(account);
-    this.#cache.set(account, { at: now, limits });
-    // A failed look-up is not kept: the next request asks again.
-    limits.catch(() => this.#cache.delete(account));
-    return limits;
+    const options = { now: this.#now(), maxAgeMs: this.#settings.cacheMs };
+    return readThrough(this.#cache, account, options, () => this.#resolve(account));
   }
 
   async #resolve(account: string): Promise<EffectiveLimits> {

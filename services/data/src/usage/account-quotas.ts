@@ -7,7 +7,12 @@
  * through short-lived caches, so a plain write costs no Redis call of its own
  * most of the time.
  */
-import { PER_ACCOUNT_CACHE_BYTES, perAccountCache } from "../../../../shared/cache/per-account-cache.ts";
+import {
+  PER_ACCOUNT_CACHE_BYTES,
+  perAccountCache,
+  readThrough,
+  type TimedRead,
+} from "../../../../shared/cache/per-account-cache.ts";
 import { type KeyLimitOf, keyLimitOf } from "../../../../shared/quotas/key-limit.ts";
 import type { PlanStore } from "../../../../shared/quotas/plan-store.ts";
 import {
@@ -39,7 +44,7 @@ export class AccountQuotas {
   /** The plan's apiKeysPerProject, as the key store applies it (imports make keys here). */
   readonly keyLimit: KeyLimitOf;
   /** Each account's last measurement as read, the most recently used accounts' within a memory budget. */
-  readonly #snapshots = perAccountCache<{ at: number; snapshot: Promise<UsageSnapshot | undefined> }>(
+  readonly #snapshots = perAccountCache<TimedRead<UsageSnapshot | undefined>>(
     PER_ACCOUNT_CACHE_BYTES,
     SNAPSHOT_BYTES,
   );
@@ -56,13 +61,8 @@ export class AccountQuotas {
 
   /** The account's last measurement, read again at most every cacheMs. */
   snapshotOf(account: string): Promise<UsageSnapshot | undefined> {
-    const now = this.#now();
-    const cached = this.#snapshots.get(account);
-    if (cached && now - cached.at < this.#deps.cacheMs) return cached.snapshot;
-    const snapshot = this.#deps.series.snapshot(account);
-    this.#snapshots.set(account, { at: now, snapshot });
-    snapshot.catch(() => this.#snapshots.delete(account));
-    return snapshot;
+    const options = { now: this.#now(), maxAgeMs: this.#deps.cacheMs };
+    return readThrough(this.#snapshots, account, options, () => this.#deps.series.snapshot(account));
   }
 
   /** The account's stored bytes as last measured (undefined: not measured yet). */
