@@ -50,6 +50,7 @@ import {
   resolvePublicDocsRequest,
   resolveResource,
   resourceTarget,
+  routeSegments,
 } from "./project-request.ts";
 import { formatOf, requireJson, respond } from "./response-format.ts";
 
@@ -111,7 +112,8 @@ export function restRouter(deps: RestDeps): Router {
   });
   router.get("/:account/:project/:version/@tables/:table", async (ctx) => {
     const r = await resolveProjectRequest(ctx, deps);
-    const name = decodePathSegment(r.rest[1] ?? "");
+    const [, , , tableSegment = ""] = routeSegments(ctx);
+    const name = decodePathSegment(tableSegment);
     // As for resources, a data-source prefix (`main:customer`) is accepted.
     const table = r.project.tables.get(name) ?? r.project.tables.get(name.slice(name.indexOf(":") + 1));
     if (!table) throw errors.notFound("No such table");
@@ -172,7 +174,7 @@ export function restRouter(deps: RestDeps): Router {
     const r = await resolveProjectRequest(ctx, deps);
     const kind = ctx.method !== "GET" ? "write" : deps.live && wantsEventStream(ctx) ? "stream" : "read";
     (ctx.state as MeteredState).metered = { account: r.project.account, project: r.project.name, kind };
-    const { name, keyText } = resourceTarget(r, ctx.path);
+    const { name, keyText } = resourceTarget(ctx);
     const scripted = r.version.scripts.resources.get(name);
     if (scripted) return javascriptResource(ctx, r, scripted, keyText);
     const resource = resolveResource(r.version, name);
