@@ -137,9 +137,8 @@ export function restRouter(deps: RestDeps): Router {
   });
   router.get("/:account/:project/:version/@docs", async (ctx) => {
     // Without a key only when the project publishes its documents; the key's view otherwise.
-    const anonymous = await resolvePublicDocsRequest(ctx, deps);
-    const keyed = anonymous ? undefined : await resolveProjectRequest(ctx, deps);
-    const r: PublicRequest = (anonymous ?? keyed)!;
+    const r: PublicRequest & Partial<Pick<ProjectRequest, "principal">> =
+      (await resolvePublicDocsRequest(ctx, deps)) ?? (await resolveProjectRequest(ctx, deps));
     requireJson(ctx, r.params, "@docs");
     ctx.vary("Accept");
     const format = docsFormat(single(r.params, "format"), (types) => ctx.accepts(types));
@@ -149,7 +148,7 @@ export function restRouter(deps: RestDeps): Router {
       project: r.project,
       version: r.version,
       addressing: r.addressing,
-      principal: keyed?.principal,
+      principal: r.principal,
       authSchemes: deps.authSchemes,
       format,
     });
