@@ -224,3 +224,98 @@ export interface UsageView {
   warnings: UsageWarningView[];
   series: { from: string; to: string; step: number; points: UsagePointView[] };
 }
+
+/** The events a webhook subscription delivers, in their canonical order. */
+export const WEBHOOK_VERBS = ["INSERT", "UPDATE", "DELETE"] as const;
+export type WebhookVerb = (typeof WEBHOOK_VERBS)[number];
+
+/** A subscription's circuit (docs/webhooks.md#isolation-and-the-circuit). */
+export interface WebhookCircuitView {
+  state: "closed" | "open" | "half-open";
+  timeoutsInARow: number;
+  opened: string | null;
+  nextProbe: string | null;
+}
+
+/** A webhook subscription: what a PATCH answers. */
+export interface WebhookView {
+  id: string;
+  url: string;
+  tables: string[];
+  verbs: WebhookVerb[];
+  filter: string | null;
+  description: string;
+  created: string;
+  /** While a rotated secret's predecessor still signs: until when. */
+  previousSecretExpires: string | null;
+}
+
+/** A subscription as listed: what the project's current definition keeps it from doing, and its circuit. */
+export interface WebhookListedView extends WebhookView {
+  problem: string | null;
+  circuit: WebhookCircuitView;
+}
+
+/** `GET …/webhooks/{id}`: as listed, with the events waiting for a retry and the dead letters counted. */
+export interface WebhookDetailView extends WebhookListedView {
+  retrying: number;
+  deadLetters: number;
+}
+
+/** What the POST that made a subscription and a secret rotation answer: the signing secret, this once. */
+export interface WebhookWithSecretView extends WebhookView {
+  secret: string;
+}
+
+/** `POST …/webhooks`; a PATCH takes any of its fields (`WebhookChanges`). */
+export interface WebhookBody {
+  url: string;
+  tables: string[];
+  verbs?: WebhookVerb[];
+  filter?: string | null;
+  description?: string;
+}
+
+export type WebhookChanges = Partial<WebhookBody>;
+
+/** `POST …/webhooks/{id}/secret`: how long the previous secret goes on signing (0: not at all). */
+export interface WebhookRotationBody {
+  previousSecretSeconds?: number;
+}
+
+/** One attempt in a subscription's delivery log (`GET …/webhooks/{id}/deliveries`). */
+export interface DeliveryAttemptView {
+  at: string | null;
+  outcome: "delivered" | "failed" | "dead" | "lost";
+  webhookId: string | null;
+  position: string | null;
+  attempt: number;
+  status: number | null;
+  latencyMs: number | null;
+  error?: string;
+}
+
+/** A dead letter (`GET …/webhooks/{id}/deadletters`): an event that ran out of retries. */
+export interface DeadLetterView {
+  webhookId: string;
+  position: string;
+  type: string;
+  attempts: number;
+  firstAttempt: string | null;
+  parked: string | null;
+  lastStatus: number | null;
+  lastError: string | null;
+  payload: unknown;
+}
+
+/** What a replay of dead letters (one or all) answers. */
+export interface ReplayView {
+  id: string;
+  replayed: number;
+}
+
+/** What deleting a subscription answers. */
+export interface WebhookDeletedView {
+  id: string;
+  deleted: true;
+}

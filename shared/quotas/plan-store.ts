@@ -9,6 +9,7 @@
 import { perAccountCache, readThrough, type TimedRead } from "../cache/per-account-cache.ts";
 import type { RedisClient } from "../redis/clients.ts";
 import { accountPlanKey, plansKey } from "../redis/key-layout.ts";
+import { readStoredJson } from "../stored-json.ts";
 import {
   type EffectiveLimits,
   effectiveLimits,
@@ -18,7 +19,7 @@ import {
   type PlanAssignment,
   type PlanInput,
   type PlanLimits,
-  planLimitsSchema,
+  storedLimitsSchema,
   UNLIMITED_PLAN,
 } from "./plans.ts";
 
@@ -64,7 +65,7 @@ export class PlanStore {
     for (const [name, limits] of this.#settings.configured)
       if (name !== UNLIMITED_PLAN) plans.push({ name, limits, source: "configuration" });
     for (const [name, text] of Object.entries(stored).sort(([a], [b]) => (a < b ? -1 : 1)))
-      if (!this.#fixed(name)) plans.push({ name, limits: parseStored(text), source: "api" });
+      if (!this.#fixed(name)) plans.push({ name, limits: storedPlanLimits(text), source: "api" });
     return plans;
   }
 
@@ -73,7 +74,7 @@ export class PlanStore {
     const configured = this.#settings.configured.get(name);
     if (configured) return { name, limits: configured, source: "configuration" };
     const text = await this.#redis.hget(plansKey(this.#prefix), name);
-    return text === null ? undefined : { name, limits: parseStored(text), source: "api" };
+    return text === null ? undefined : { name, limits: storedPlanLimits(text), source: "api" };
   }
 
   /** Whether the plan is fixed (built in or configured): the admin API cannot change it. */
@@ -107,7 +108,7 @@ export class PlanStore {
     );
     return {
       plan: plan ?? this.#settings.defaultPlan,
-      overrides: overrides ? (JSON.parse(overrides) as Partial<PlanLimits>) : {},
+      overrides: overrides ? storedOverrides(overrides) : {},
     };
   }
 
@@ -137,8 +138,14 @@ export class PlanStore {
   }
 }
 
-function parseStored(text: string): PlanLimits {
-  return fullLimits(planLimitsSchema.parse(JSON.parse(text)));
+/** An admin-API plan's limits as stored (every limit it does not name: none). */
+export function storedPlanLimits(text: string): PlanLimits {
+  return fullLimits(readStoredJson(storedLimitsSchema, "plan", text));
+}
+
+/** An account's overrides as stored: only the limits they name. */
+export function storedOverrides(text: string): Partial<PlanLimits> {
+  return readStoredJson(storedLimitsSchema, "plan overrides", text);
 }
 
 /** The account's plan's requests per window, as the request rate limiter asks for it (null: none). */

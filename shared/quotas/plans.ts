@@ -76,6 +76,13 @@ export const planLimitsSchema = z.strictObject(
 
 export type PlanInput = z.infer<typeof planLimitsSchema>;
 
+/**
+ * Limits as stored in Redis (a plan of the admin API, an account's overrides): any subset, so that
+ * a record from before a limit existed reads (apiKeysPerProject and webhooksPerProject came later);
+ * a name this release does not know (a later release's) is left out rather than refused.
+ */
+export const storedLimitsSchema = planLimitsSchema.strip();
+
 /** A plan's name follows the name grammar (docs/names.md). */
 export const planNameSchema = z.string().regex(NAME_PATTERN, "a plan's name follows the name grammar");
 

@@ -15,6 +15,7 @@ import { adminClient, call, keyHeader, projectClient } from "../../support/http.
 import { type Platform, startPlatform } from "../../support/platform.ts";
 import { redisDump } from "../../support/redis-dump.ts";
 import { testRedisClient } from "../../support/stores.ts";
+import { until } from "../../support/until.ts";
 
 describe("account administrators' @authentication", () => {
   let platform: Platform;
@@ -91,8 +92,7 @@ describe("account administrators' @authentication", () => {
 
   it("an expired key: revalidation and use answer 401/4013", async () => {
     const key = await adminKey(platform.baseUrl, account, "ann", "ann-password-1");
-    await new Promise((r) => setTimeout(r, 2100));
-    expect((await login({ apikey: key })).body.errorCode).to.equal(4013);
+    await until("the key expired", async () => (await login({ apikey: key })).body.errorCode === 4013);
     const used = await adminClient(platform.baseUrl, key).send("GET", `/accounts/${account}`);
     expect(used.status).to.equal(401);
     expect(used.body.errorCode).to.equal(4013);

@@ -13,6 +13,7 @@ import { hashKey } from "../../../shared/key-format.ts";
 import { KeyStore } from "../../../shared/keys/key-store.ts";
 import { keyRecordKey } from "../../../shared/redis/key-layout.ts";
 import { type RedisProcess, startRedisProcess } from "../../support/redis-topologies.ts";
+import { until } from "../../support/until.ts";
 
 describe("revocation durability with a Redis replica", () => {
   let primary: StartedStore;
@@ -32,14 +33,11 @@ describe("revocation durability with a Redis replica", () => {
     ]);
     // Ready when the primary itself counts the replica as connected (that is what WAIT uses).
     const probe = new Redis(primary.url);
-    let replicas = 0;
-    for (let i = 0; i < 200 && replicas === 0; i++) {
+    await until("the primary counts its replica as connected", async () => {
       const role = (await probe.role()) as [string, number, unknown[]];
-      replicas = role[2]?.length ?? 0;
-      if (replicas === 0) await new Promise((r) => setTimeout(r, 100));
-    }
+      return (role[2]?.length ?? 0) === 1;
+    });
     probe.disconnect();
-    expect(replicas, "the replica never connected to the primary").to.equal(1);
   });
   after(async () => {
     replica.child.kill("SIGCONT");

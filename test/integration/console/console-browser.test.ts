@@ -774,7 +774,15 @@ describe("console in Chromium", function () {
         } catch {
           markup = false; // no string becomes markup
         }
-        await new Promise((r) => setTimeout(r, 200));
+        // Until the browser reported both refusals (each comes after the refused step).
+        await new Promise<void>((resolve) => {
+          const both = () => {
+            if (violations.includes("require-trusted-types-for") && violations.includes("style-src-elem"))
+              resolve();
+          };
+          document.addEventListener("securitypolicyviolation", both);
+          both();
+        });
         return {
           ran: (window as unknown as { __inline?: unknown }).__inline,
           assigned,

@@ -14,6 +14,7 @@ import path from "node:path";
 import { expect } from "chai";
 import { MongoClient } from "mongodb";
 import { ferretdbBinary, type StartedStore, startFerretdb } from "../../../services/dev-stack/src/stores.ts";
+import { until } from "../../support/until.ts";
 
 const DATABASES = 40;
 
@@ -54,10 +55,7 @@ describe("FerretDB patch: open files bounded by the databases in use", function 
       await client.db(`acct${i}`).collection<{ _id: number }>("t").insertOne({ _id: i });
     const pid = store.pid!;
     expect(sqliteFiles(pid)).to.be.greaterThan(DATABASES);
-    for (let attempt = 0; sqliteFiles(pid) > 0; attempt++) {
-      if (attempt > 600) throw new Error(`still ${sqliteFiles(pid)} SQLite files open`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await until("no SQLite file open", async () => sqliteFiles(pid) === 0);
     expect(await client.db("acct7").collection<{ _id: number }>("t").findOne({ _id: 7 })).to.deep.equal({
       _id: 7,
     });

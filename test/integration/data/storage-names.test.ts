@@ -17,6 +17,7 @@ import { demoProject } from "../../fixtures/demo-project.ts";
 import { adminClient, projectClient } from "../../support/http.ts";
 import { type Platform, startPlatform } from "../../support/platform.ts";
 import { testRedisClient, testStores } from "../../support/stores.ts";
+import { until } from "../../support/until.ts";
 
 const WRITERS = 20;
 
@@ -102,22 +103,29 @@ describe("storage of deleted accounts and projects", function () {
     expect((await api.post(key, "customer", { name: "Jones" })).status).to.equal(201);
     let stop = false;
     let landed = 0;
+    /** Each writer's requests answered so far. */
+    const answered = new Array<number>(WRITERS).fill(0);
     const writers = Array.from({ length: WRITERS }, async (_, w) => {
       for (let i = 0; !stop; i++) {
         const r =
           i % 2 === 0
             ? await api.post(key, "customer", { name: `w${w}-${i}` })
             : await api.post(key, "purchaseorder", { customer_name: "Jones", amount_total: i });
+        answered[w] = (answered[w] ?? 0) + 1;
         if (r.status === 201) landed++;
         // Refused (the project is gone or replaced): pause instead of spinning.
         else await new Promise((resolve) => setTimeout(resolve, 5));
       }
     });
-    while (landed < WRITERS * 2) await new Promise((resolve) => setTimeout(resolve, 10));
+    await until("each writer's first writes landed", async () => landed >= WRITERS * 2);
     expect((await admin.send("DELETE", deletePath)).status).to.equal(200);
     const newKey = await createProject(account, project, deletePath === `/accounts/${account}`);
-    // Let writes that were in flight during the replacement land.
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    // Writes that were in flight during the replacement land: each writer's request under way is
+    // answered, and so is one it sent after.
+    const sent = [...answered];
+    await until("every writer's writes of the replacement answered", async () =>
+      answered.every((n, w) => n >= (sent[w] ?? 0) + 2),
+    );
     stop = true;
     await Promise.all(writers);
 

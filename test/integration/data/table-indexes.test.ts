@@ -10,6 +10,7 @@ import { expect } from "chai";
 import { demoProject } from "../../fixtures/demo-project.ts";
 import { adminClient, keyHeader, projectClient } from "../../support/http.ts";
 import { type Platform, startPlatform } from "../../support/platform.ts";
+import { until } from "../../support/until.ts";
 
 type Definition = ReturnType<typeof demoProject>;
 
@@ -20,15 +21,6 @@ function withIndexes(indexes: { columns: string[]; unique?: boolean }[]): Defini
   customer.columns = { ...(customer.columns as object), email: { type: "string" } };
   customer.indexes = indexes;
   return definition;
-}
-
-/** Polls `check` until it holds (the indexes are made in the background). */
-async function eventually(what: string, check: () => Promise<boolean>): Promise<void> {
-  for (let attempt = 0; attempt < 600; attempt++) {
-    if (await check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`never happened: ${what}`);
 }
 
 interface IndexStatus {
@@ -69,7 +61,7 @@ describe("table indexes from the definition", function () {
     expect(put.status).to.equal(201);
     key = await admin.keyWith("acme", "demo", ["Full access"]);
     api = projectClient(platform.baseUrl, "acme", "demo");
-    await eventually("every index ready", allReady);
+    await until("every index ready", allReady);
   });
 
   after(async () => {
@@ -199,12 +191,12 @@ describe("table indexes from the definition", function () {
     expect((await api.post(key, "customer", { name: "Ed", region: "west" })).status).to.equal(201);
     const put = await admin.putProject("acme", "demo", withIndexes([{ columns: ["region"], unique: true }]));
     expect(put.status).to.equal(200);
-    await eventually("the unique region index failed", async () =>
+    await until("the unique region index failed", async () =>
       (await statuses()).some((s) => s.name === "ux_region" && s.state === "failed"),
     );
     const failed = (await statuses()).find((s) => s.name === "ux_region")!;
     expect(failed.error).to.match(/share values of \(region\)/);
-    await eventually(
+    await until(
       "ux_email dropped",
       async () => !(await storeIndexes("customer")).includes("tessera_ux_email"),
     );
@@ -218,7 +210,7 @@ describe("table indexes from the definition", function () {
     await customer.createIndex({ region: 1 }, { name: "tessera_ix_region" });
     const put = await admin.putProject("acme", "demo", withIndexes([{ columns: ["region"] }]));
     expect(put.status).to.equal(200);
-    await eventually("ix_region replaced by ix_region_name", async () => {
+    await until("ix_region replaced by ix_region_name", async () => {
       const names = await storeIndexes("customer");
       return names.includes("tessera_ix_region_name") && !names.includes("tessera_ix_region");
     });
@@ -238,7 +230,7 @@ describe("table indexes from the definition", function () {
         .catch(() => []);
       return indexes.some((i) => JSON.stringify(i.key) === JSON.stringify(key));
     };
-    await eventually("metadata indexes", async () =>
+    await until("metadata indexes", async () =>
       (
         await Promise.all([
           has("audit", { accountUid: 1, _id: 1 }),

@@ -16,6 +16,7 @@ import { createLogger } from "../../../shared/logger.ts";
 import type { RedisClient } from "../../../shared/redis/clients.ts";
 import { feedAppendedKey, feedStreamKey } from "../../../shared/redis/key-layout.ts";
 import { deleteKeys, isolationPrefix, keysMatching, testRedisClient } from "../../support/stores.ts";
+import { until } from "../../support/until.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const update = (id: string, ck = "a"): PlannedWrite => ({
@@ -101,7 +102,7 @@ describe("write intents in Redis", () => {
     ];
     await intents.acquire(a, [lock("x")], body(writes), 200);
     expect(await intents.claim("r1", 1000)).to.equal(null);
-    await sleep(250);
+    await until("the lease ran out", async () => (await intents.count()).expired === 1);
     expect(await intents.count()).to.deep.equal({ recorded: 1, expired: 1 });
     const claimed = await intents.claim("r1", 1000);
     expect(claimed).to.deep.include({ id: a, owner: "r1", database: "acme", keys: [lock("x").key] });
@@ -148,9 +149,12 @@ describe("write intents in Redis", () => {
     expect(await registry()).to.deep.equal(["busy", "idle"]);
     expect(await recoverer.claim("r1", 1000), "nothing claimable yet").to.equal(null);
     expect(await registry(), "named a moment ago: kept").to.deep.equal(["busy", "idle"]);
-    await sleep(400);
-    expect(await recoverer.claim("r1", 1000)).to.equal(null);
-    expect(await registry(), "idle and empty: dropped; an intent keeps its database").to.deep.equal(["busy"]);
+    // Each claim prunes the databases named longer ago than pruneAfterMs that hold no intent.
+    await until("idle and empty: dropped", async () => {
+      expect(await recoverer.claim("r1", 1000)).to.equal(null);
+      return (await registry()).length === 1;
+    });
+    expect(await registry(), "an intent keeps its database").to.deep.equal(["busy"]);
     // The writer names a database again once its interval passed: its next intent is found.
     const again = newIntentId();
     await record(again, "idle", 2);

@@ -1,6 +1,7 @@
 /** Plans (shared/quotas/plans.ts): PLANS parsing, an account's effective limits, and how a use stands. */
 import { expect } from "chai";
 import { ConfigError, dataConfigSchema, parseConfig } from "../../../shared/config/config.ts";
+import { storedOverrides, storedPlanLimits } from "../../../shared/quotas/plan-store.ts";
 import {
   effectiveLimits,
   fullLimits,
@@ -63,5 +64,18 @@ describe("plans", () => {
     expect(limitState(100, 100)).to.equal("full");
     expect(limitState(5, 0)).to.equal("full");
     expect(limitState(1e12, null)).to.equal("ok");
+  });
+
+  it("stored overrides and plans are read through their schema; a record from before a limit existed reads", () => {
+    // As stored before apiKeysPerProject and webhooksPerProject were limits.
+    const older = JSON.stringify({ projects: 3, rowsPerTable: null });
+    expect(storedOverrides(older)).to.deep.equal({ projects: 3, rowsPerTable: null });
+    expect(storedPlanLimits(older)).to.deep.equal({ ...NO_LIMITS, projects: 3 });
+    // A limit this release does not know (a later release's) is left out.
+    expect(storedOverrides(JSON.stringify({ projects: 1, laterLimit: 5 }))).to.deep.equal({ projects: 1 });
+    expect(() => storedOverrides(JSON.stringify({ projects: "many" }))).to.throw(
+      /a stored plan overrides does not read: projects/,
+    );
+    expect(() => storedPlanLimits("{")).to.throw(/a stored plan is not JSON/);
   });
 });

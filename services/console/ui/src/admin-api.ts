@@ -10,13 +10,22 @@ import type {
   AdminView,
   ApiKeyBody,
   ApiKeyView,
+  DeadLetterView,
+  DeliveryAttemptView,
   ProjectChangeView,
   ProjectSummaryView,
   ProjectView,
+  ReplayView,
   RevisionWithDefinitionView,
   UsageView,
   UserBody,
   UserView,
+  WebhookBody,
+  WebhookChanges,
+  WebhookListedView,
+  WebhookRotationBody,
+  WebhookView,
+  WebhookWithSecretView,
 } from "../../../../shared/contracts/admin-api.ts";
 import { anonymous, type Client, seg } from "./api.ts";
 
@@ -27,6 +36,8 @@ export type {
   ApiKeyView,
   AuditEntryView,
   AuditKind,
+  DeadLetterView,
+  DeliveryAttemptView,
   ListingOrder,
   ProjectSummaryView,
   RevisionView,
@@ -35,8 +46,13 @@ export type {
   UsageView,
   UsageWarningView,
   UserView,
+  WebhookCircuitView,
+  WebhookListedView,
+  WebhookVerb,
+  WebhookView,
+  WebhookWithSecretView,
 } from "../../../../shared/contracts/admin-api.ts";
-export { AUDIT_KINDS, byParam } from "../../../../shared/contracts/admin-api.ts";
+export { AUDIT_KINDS, byParam, WEBHOOK_VERBS } from "../../../../shared/contracts/admin-api.ts";
 
 /** A project as loaded for editing: its definition and the ETag to send back as If-Match. */
 export interface LoadedProject extends ProjectView {
@@ -60,6 +76,7 @@ export async function definitionSchema<T>(client: Client): Promise<T> {
 export function adminApi(client: Client, account: string) {
   const accountPath = `/admin/v1/accounts/${seg(account)}`;
   const projectPath = (project: string) => `${accountPath}/projects/${seg(project)}`;
+  const webhookPath = (project: string, id: string) => `${projectPath(project)}/webhooks/${seg(id)}`;
   const get = async <T>(path: string, signal?: AbortSignal) =>
     (await client.call<T>("GET", path, { signal })).body;
 
@@ -134,6 +151,30 @@ export function adminApi(client: Client, account: string) {
         (await client.call<ApiKeyView>("POST", `${projectPath(project)}/apikeys`, { body })).body,
       remove: (project: string, id: string) =>
         client.call("DELETE", `${projectPath(project)}/apikeys/${seg(id)}`),
+    },
+    webhooks: {
+      list: (project: string, signal?: AbortSignal) =>
+        get<WebhookListedView[]>(`${projectPath(project)}/webhooks`, signal),
+      create: async (project: string, body: WebhookBody) =>
+        (await client.call<WebhookWithSecretView>("POST", `${projectPath(project)}/webhooks`, { body })).body,
+      change: async (project: string, id: string, body: WebhookChanges) =>
+        (await client.call<WebhookView>("PATCH", webhookPath(project, id), { body })).body,
+      /** A new signing secret (answered this once); the previous one signs beside it for a while. */
+      rotate: async (project: string, id: string, body: WebhookRotationBody) =>
+        (await client.call<WebhookWithSecretView>("POST", `${webhookPath(project, id)}/secret`, { body }))
+          .body,
+      remove: (project: string, id: string) => client.call("DELETE", webhookPath(project, id)),
+      /** The subscription's latest delivery attempts, newest first (at most `count`). */
+      deliveries: (project: string, id: string, count: number, signal?: AbortSignal) =>
+        get<DeliveryAttemptView[]>(`${webhookPath(project, id)}/deliveries?pagesize=${count}`, signal),
+      deadLetters: (project: string, id: string, signal?: AbortSignal) =>
+        get<DeadLetterView[]>(`${webhookPath(project, id)}/deadletters`, signal),
+      /** Sends a dead letter again (`webhookId`), or all of them (null). */
+      replay: async (project: string, id: string, webhookId: string | null) => {
+        const letters = `${webhookPath(project, id)}/deadletters`;
+        const path = webhookId === null ? `${letters}/replay` : `${letters}/${seg(webhookId)}/replay`;
+        return (await client.call<ReplayView>("POST", path)).body;
+      },
     },
     /** An API version's OpenAPI document (the data API's `@docs`). */
     docsPath: (project: string, version: string) =>

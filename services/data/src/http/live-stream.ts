@@ -38,7 +38,7 @@ import type { ChangeFeed } from "../store/change-feed.ts";
 import type { ProjectCache } from "../store/project-cache.ts";
 import type { TenantRows } from "../store/tenant-rows.ts";
 import { GroupedChecks } from "./grouped-checks.ts";
-import { deriveScope, LiveSession, type SessionRequest } from "./live-session.ts";
+import { deriveScope, LiveSession, type SessionRequest, type SessionScope } from "./live-session.ts";
 import type { ProjectRequest } from "./project-request.ts";
 
 export interface LiveLimits {
@@ -109,27 +109,39 @@ class Counter {
   }
 }
 
-export class LiveStreams {
-  readonly #deps: LiveStreamDeps;
-  readonly #accounts = new Counter();
-  readonly #keys = new Counter();
-  readonly #frames = new LiveFrames();
+/** What every stream of this process shares: the open counts, the frames, the key checks, the sessions by project. */
+interface Shared {
+  deps: LiveStreamDeps;
+  accounts: Counter;
+  keys: Counter;
+  frames: LiveFrames;
   /** "shutdown" when the process is shutting down (its streams are cut), else the key's check passed. */
-  readonly #keyChecks: GroupedChecks<"valid" | "shutdown">;
+  keyChecks: GroupedChecks<"valid" | "shutdown">;
   /** The open sessions by project (`<account>/<project>`), told when its model may have changed. */
-  readonly #byProject = new Map<string, Set<LiveSession>>();
+  byProject: Map<string, Set<LiveSession>>;
+}
+
+export class LiveStreams {
+  readonly #shared: Shared;
 
   constructor(deps: LiveStreamDeps) {
-    this.#deps = deps;
-    this.#keyChecks = new GroupedChecks(deps.limits.keyCheckMs);
+    const byProject = new Map<string, Set<LiveSession>>();
+    this.#shared = {
+      deps,
+      accounts: new Counter(),
+      keys: new Counter(),
+      frames: new LiveFrames(),
+      keyChecks: new GroupedChecks(deps.limits.keyCheckMs),
+      byProject,
+    };
     deps.projects.watch((account, project) => {
-      for (const session of this.#byProject.get(`${account}/${project}`) ?? []) void session.refresh();
+      for (const session of byProject.get(`${account}/${project}`) ?? []) void session.refresh();
     });
   }
 
   /** Answers the live query of `resource` for `r` (a collection URL). Errors before the stream opens answer as usual. */
   async serve(ctx: Context, r: ProjectRequest, resource: ResourceModel): Promise<void> {
-    const { hub, feed, tenants, keys, limits, logger, projects } = this.#deps;
+    const { accounts, keys, deps } = this.#shared;
     if (r.params.has("parent"))
       throw errors.malformed("A live query lists a whole resource; parameter 'parent' does not apply");
     const request: SessionRequest = {
@@ -149,29 +161,41 @@ export class LiveStreams {
     // Every parameter is checked before the stream opens: a bad one is a plain 400.
     const scope = deriveScope(r.project, request);
     const account = r.project.account;
-    const perAccount = (await this.#deps.accountLimit?.(account)) ?? limits.perAccount;
-    // From here to the count below nothing waits, so the check and the count are one step.
-    if (!this.#accounts.has(account, perAccount)) throw tooManyStreams("account");
-    if (!this.#keys.has(r.key.id, limits.perKey)) throw tooManyStreams("key");
-    const resume = parseStreamId(ctx.get("last-event-id") || undefined);
-    const stream = feed.streamOf(r.project.storage);
-    const carrier = {
-      method: "GET",
-      authorization: ctx.get("authorization") || undefined,
-      authParams: r.params.get("auth") ?? [],
-    };
-    const keyScope = { account, project: r.project.name };
-    // The streams of one key (sent the same way) for one project share its periodic check.
-    const checkGroup = JSON.stringify([
-      r.key.id,
-      account,
-      r.project.name,
-      carrier.authorization !== undefined,
-    ]);
+    const perAccount = (await deps.accountLimit?.(account)) ?? deps.limits.perAccount;
+    // From here to the count (LiveConnection's constructor) nothing waits, so the check and the count are one step.
+    if (!accounts.has(account, perAccount)) throw tooManyStreams("account");
+    if (!keys.has(r.key.id, deps.limits.perKey)) throw tooManyStreams("key");
+    await new LiveConnection(this.#shared, ctx, r, request, scope).run();
+  }
+}
 
-    this.#accounts.add(account, 1);
-    this.#keys.add(r.key.id, 1);
-    const metered = this.#deps.opened?.(account, r.project.name);
+/**
+ * One open stream, from its headers to its close: counted while it is open, its session told of
+ * its project's changes, a heartbeat, the key's periodic check, and on close all of it undone.
+ */
+class LiveConnection {
+  readonly #shared: Shared;
+  readonly #r: ProjectRequest;
+  readonly #session: LiveSession;
+  readonly #stream: string;
+  readonly #resume: string | null;
+  readonly #projectId: string;
+  readonly #sessions: Set<LiveSession>;
+  readonly #heartbeat: NodeJS.Timeout;
+  readonly #leaveKeyChecks: () => void;
+  readonly #metered: (() => void) | undefined;
+  #unsubscribe = () => {};
+
+  constructor(shared: Shared, ctx: Context, r: ProjectRequest, request: SessionRequest, scope: SessionScope) {
+    const { deps } = shared;
+    const account = r.project.account;
+    this.#shared = shared;
+    this.#r = r;
+    this.#resume = parseStreamId(ctx.get("last-event-id") || undefined);
+    this.#stream = deps.feed.streamOf(r.project.storage);
+    shared.accounts.add(account, 1);
+    shared.keys.add(r.key.id, 1);
+    this.#metered = deps.opened?.(account, r.project.name);
     const res = ctx.res;
     ctx.respond = false;
     res.writeHead(200, {
@@ -185,28 +209,48 @@ export class LiveStreams {
 
     const session = new LiveSession(
       {
-        frames: this.#frames,
-        logger,
-        maxBufferBytes: limits.maxBufferBytes,
-        maxHeldEvents: limits.maxHeldEvents,
-        onCut: this.#deps.onCut,
-        currentModel: () => projects.get(account, r.project.name),
+        frames: shared.frames,
+        logger: deps.logger,
+        maxBufferBytes: deps.limits.maxBufferBytes,
+        maxHeldEvents: deps.limits.maxHeldEvents,
+        onCut: deps.onCut,
+        currentModel: () => deps.projects.get(account, r.project.name),
       },
       request,
       scope,
       res,
     );
-    const projectId = `${account}/${r.project.name}`;
-    const sessions = this.#byProject.get(projectId) ?? new Set();
-    this.#byProject.set(projectId, sessions);
-    sessions.add(session);
+    this.#session = session;
+    this.#projectId = `${account}/${r.project.name}`;
+    this.#sessions = shared.byProject.get(this.#projectId) ?? new Set();
+    shared.byProject.set(this.#projectId, this.#sessions);
+    this.#sessions.add(session);
+    this.#heartbeat = setInterval(() => session.write(": heartbeat\n\n"), deps.limits.heartbeatMs);
+    this.#leaveKeyChecks = this.#joinKeyChecks(ctx);
+    res.on("close", () => this.#close());
+  }
 
-    let unsubscribe = () => {};
-    const heartbeat = setInterval(() => session.write(": heartbeat\n\n"), limits.heartbeatMs);
-    const leaveKeyChecks = this.#keyChecks.join(checkGroup, {
+  /** The periodic check of the stream's key, shared by the streams of one key (sent the same way) for one project. */
+  #joinKeyChecks(ctx: Context): () => void {
+    const { deps, keyChecks } = this.#shared;
+    const r = this.#r;
+    const session = this.#session;
+    const carrier = {
+      method: "GET",
+      authorization: ctx.get("authorization") || undefined,
+      authParams: r.params.get("auth") ?? [],
+    };
+    const keyScope = { account: r.project.account, project: r.project.name };
+    const checkGroup = JSON.stringify([
+      r.key.id,
+      r.project.account,
+      r.project.name,
+      carrier.authorization !== undefined,
+    ]);
+    return keyChecks.join(checkGroup, {
       check: async () => {
-        if (this.#deps.shuttingDown()) return "shutdown";
-        await keys.validate(carrier, keyScope);
+        if (deps.shuttingDown()) return "shutdown";
+        await deps.keys.validate(carrier, keyScope);
         return "valid";
       },
       onResult: (result) => {
@@ -220,22 +264,32 @@ export class LiveStreams {
           session.fail(result.reason);
       },
     });
-    res.on("close", () => {
-      session.end();
-      clearInterval(heartbeat);
-      leaveKeyChecks();
-      unsubscribe();
-      sessions.delete(session);
-      if (sessions.size === 0 && this.#byProject.get(projectId) === sessions)
-        this.#byProject.delete(projectId);
-      this.#accounts.add(account, -1);
-      this.#keys.add(r.key.id, -1);
-      metered?.();
-    });
+  }
 
+  #close(): void {
+    const { accounts, keys, byProject } = this.#shared;
+    this.#session.end();
+    clearInterval(this.#heartbeat);
+    this.#leaveKeyChecks();
+    this.#unsubscribe();
+    this.#sessions.delete(this.#session);
+    if (this.#sessions.size === 0 && byProject.get(this.#projectId) === this.#sessions)
+      byProject.delete(this.#projectId);
+    accounts.add(this.#r.project.account, -1);
+    keys.add(this.#r.key.id, -1);
+    this.#metered?.();
+  }
+
+  /** Subscribes, sends the snapshot (or resumes), catches up with the feed's history, then goes live. */
+  async run(): Promise<void> {
+    const { hub, tenants, logger } = this.#shared.deps;
+    const session = this.#session;
+    const stream = this.#stream;
+    const resume = this.#resume;
+    const params = this.#r.params;
     try {
       const leave = await hub.subscribe(stream, (events) => session.deliver(events));
-      unsubscribe = leave;
+      this.#unsubscribe = leave;
       // Closed while subscribing: the close handler ran with nothing to leave yet.
       if (session.closed) leave();
       if (resume && !(await hub.lost(stream, resume))) {
@@ -244,7 +298,7 @@ export class LiveStreams {
         if (resume)
           session.write(frame("reset", { reason: "The position is no longer kept; starting afresh" }));
         await session.snapshot(await hub.position(stream), (current) =>
-          readResource(tenants, readRequestFromParams(current, current.resource, undefined, r.params)),
+          readResource(tenants, readRequestFromParams(current, current.resource, undefined, params)),
         );
       }
       for (;;) {

@@ -3,6 +3,7 @@
  * checked first (no key, no information about what exists), then the project,
  * version and resource.
  */
+import type { RouterContext } from "@koa/router";
 import type { Context } from "koa";
 import { auditAs, noteAudit } from "../../../../shared/admin-access/audit.ts";
 import { adminCallerOfKey } from "../../../../shared/admin-access/data-access.ts";
@@ -27,8 +28,6 @@ export interface ProjectRequest {
   principal: Principal;
   addressing: Addressing;
   params: QueryParams;
-  /** Raw path segments after the version (`<resource>`, `<key>`), still percent-encoded. */
-  rest: string[];
 }
 
 export interface ProjectRequestDeps {
@@ -50,15 +49,19 @@ export function restBase(ctx: Context, publicBaseUrl: string | undefined): strin
   return `${(publicBaseUrl ?? originOf(ctx)).replace(/\/+$/, "")}/rest`;
 }
 
-/** Path segments after `/rest/`. */
-function restSegments(ctx: Context): string[] {
-  return ctx.path.replace(/^\/rest\/?/, "").split("/");
+/**
+ * The matched route's segments as sent (still percent-encoded: this module decodes them, 400 when
+ * malformed): every /rest route is `/:account/:project/:version`, then its own (`:resource/:key`,
+ * `@tables/:table`). The router's `ctx.params` are decoded already, and a composite key is split
+ * before its parts are decoded (column-values.ts).
+ */
+export function routeSegments(ctx: Context): string[] {
+  return (ctx as Context & Pick<RouterContext, "captures">).captures ?? [];
 }
 
 export async function resolveProjectRequest(ctx: Context, deps: ProjectRequestDeps): Promise<ProjectRequest> {
-  const segments = restSegments(ctx);
   const params = parseQueryString(ctx.querystring);
-  const [rawAccount, rawProject, rawVersion, ...rest] = segments;
+  const [rawAccount, rawProject, rawVersion] = routeSegments(ctx);
   const account = decodeName(rawAccount);
   const projectName = decodeName(rawProject);
   const key = await deps.keys.validate(
@@ -97,7 +100,6 @@ export async function resolveProjectRequest(ctx: Context, deps: ProjectRequestDe
     principal: principalOf(key, project),
     addressing: addressingOf(ctx, deps, account, projectName, versionName),
     params,
-    rest,
   };
 }
 
@@ -130,7 +132,7 @@ export async function resolvePublicDocsRequest(
 ): Promise<PublicRequest | undefined> {
   const params = parseQueryString(ctx.querystring);
   if (!carriesNoKey(ctx, params)) return undefined;
-  const [rawAccount, rawProject, rawVersion] = restSegments(ctx).map((raw) => {
+  const [rawAccount, rawProject, rawVersion] = routeSegments(ctx).map((raw) => {
     try {
       return decodePathSegment(raw);
     } catch {
@@ -150,17 +152,13 @@ export async function resolvePublicDocsRequest(
 }
 
 /**
- * What a resource URL names after the version, checked once: the resource's name (decoded) and
- * the key segment as sent (still percent-encoded: column-values.ts splits a composite key before
- * decoding its parts), or none. 404 for more segments or a meta name (`@…`).
+ * What a `:resource/:key` route names: the resource's name (decoded) and the key segment as sent
+ * (still percent-encoded: column-values.ts splits a composite key before decoding its parts), or
+ * none. 404 for a meta name (`@…`) no route of its own serves.
  */
-export function resourceTarget(
-  r: ProjectRequest,
-  path: string,
-): { name: string; keyText: string | undefined } {
-  const [resource, keyText, ...more] = r.rest;
-  if (resource === undefined || more.length > 0 || resource.startsWith("@"))
-    throw errors.notFound(`No resource at ${path}`);
+export function resourceTarget(ctx: Context): { name: string; keyText: string | undefined } {
+  const [, , , resource, keyText] = routeSegments(ctx);
+  if (resource === undefined || resource.startsWith("@")) throw errors.notFound(`No resource at ${ctx.path}`);
   return { name: decodePathSegment(resource), keyText: keyText === "" ? undefined : keyText };
 }
 

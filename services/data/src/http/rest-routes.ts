@@ -50,6 +50,7 @@ import {
   resolvePublicDocsRequest,
   resolveResource,
   resourceTarget,
+  routeSegments,
 } from "./project-request.ts";
 import { formatOf, requireJson, respond } from "./response-format.ts";
 
@@ -111,7 +112,8 @@ export function restRouter(deps: RestDeps): Router {
   });
   router.get("/:account/:project/:version/@tables/:table", async (ctx) => {
     const r = await resolveProjectRequest(ctx, deps);
-    const name = decodePathSegment(r.rest[1] ?? "");
+    const [, , , tableSegment = ""] = routeSegments(ctx);
+    const name = decodePathSegment(tableSegment);
     // As for resources, a data-source prefix (`main:customer`) is accepted.
     const table = r.project.tables.get(name) ?? r.project.tables.get(name.slice(name.indexOf(":") + 1));
     if (!table) throw errors.notFound("No such table");
@@ -135,9 +137,8 @@ export function restRouter(deps: RestDeps): Router {
   });
   router.get("/:account/:project/:version/@docs", async (ctx) => {
     // Without a key only when the project publishes its documents; the key's view otherwise.
-    const anonymous = await resolvePublicDocsRequest(ctx, deps);
-    const keyed = anonymous ? undefined : await resolveProjectRequest(ctx, deps);
-    const r: PublicRequest = (anonymous ?? keyed)!;
+    const r: PublicRequest & Partial<Pick<ProjectRequest, "principal">> =
+      (await resolvePublicDocsRequest(ctx, deps)) ?? (await resolveProjectRequest(ctx, deps));
     requireJson(ctx, r.params, "@docs");
     ctx.vary("Accept");
     const format = docsFormat(single(r.params, "format"), (types) => ctx.accepts(types));
@@ -147,7 +148,7 @@ export function restRouter(deps: RestDeps): Router {
       project: r.project,
       version: r.version,
       addressing: r.addressing,
-      principal: keyed?.principal,
+      principal: r.principal,
       authSchemes: deps.authSchemes,
       format,
     });
@@ -172,7 +173,7 @@ export function restRouter(deps: RestDeps): Router {
     const r = await resolveProjectRequest(ctx, deps);
     const kind = ctx.method !== "GET" ? "write" : deps.live && wantsEventStream(ctx) ? "stream" : "read";
     (ctx.state as MeteredState).metered = { account: r.project.account, project: r.project.name, kind };
-    const { name, keyText } = resourceTarget(r, ctx.path);
+    const { name, keyText } = resourceTarget(ctx);
     const scripted = r.version.scripts.resources.get(name);
     if (scripted) return javascriptResource(ctx, r, scripted, keyText);
     const resource = resolveResource(r.version, name);

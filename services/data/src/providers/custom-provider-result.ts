@@ -6,6 +6,7 @@
  */
 import { z } from "zod";
 import { REFUSED, type VerdictFailure } from "../../../../shared/contracts/internal-api.ts";
+import { safeText } from "../../../../shared/safe-text.ts";
 import { isPlainObject } from "../domain/model/column-values.ts";
 import type { ChangePasswordResult, LoginField, LoginInfo, ProviderVerdict } from "./provider.ts";
 
@@ -77,11 +78,8 @@ export interface MappedVerdict {
   malformed: boolean;
 }
 
-function clip(text: string, max = MAX_MESSAGE): string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: stripping them is the point
-  const clean = text.replace(/[\u0000-\u001f\u007f]/g, " ").trim();
-  return clean.length > max ? `${clean.slice(0, max)}…` : clean;
-}
+/** A provider's text as one line, cut at `max` characters. */
+const clip = (text: string, max = MAX_MESSAGE): string => safeText(text, max, "join");
 
 function fail(verdict: VerdictFailure, notes: string[], malformed: boolean): MappedVerdict {
   return { verdict, notes, malformed };

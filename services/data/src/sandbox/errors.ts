@@ -4,6 +4,7 @@
  * (user text is truncated and stripped of control characters). Callers decide
  * what, if anything, a client gets to see.
  */
+import { safeText } from "../../../../shared/safe-text.ts";
 
 export type SandboxErrorKind =
   /** User code threw (any value, Error or not). */
@@ -22,16 +23,6 @@ export type SandboxErrorKind =
   | "crashed"
   /** The pool is closed, at capacity, or the program's queue is full. Not the program's fault. */
   | "unavailable";
-
-const MAX_MESSAGE = 500;
-
-/** Truncates and strips control characters from text that came out of user code. */
-export function safeText(value: unknown, max = MAX_MESSAGE): string {
-  const text = typeof value === "string" ? value : String(value);
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: removing them is the point
-  const clean = text.replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, " ");
-  return clean.length > max ? `${clean.slice(0, max)}…` : clean;
-}
 
 export class SandboxError extends Error {
   readonly kind: SandboxErrorKind;

@@ -6,8 +6,9 @@
  */
 
 import { loggableError } from "../../../../shared/loggable-error.ts";
+import { safeText } from "../../../../shared/safe-text.ts";
 import { answerParts, errorAnswer, valueAnswer } from "./answers.ts";
-import { SandboxHostError, safeText } from "./errors.ts";
+import { SandboxHostError } from "./errors.ts";
 import type { SandboxLogger } from "./types.ts";
 
 /** The answer for `value`; throws SandboxHostError when its JSON is over `maxBytes`. */

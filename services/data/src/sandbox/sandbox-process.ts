@@ -12,8 +12,9 @@
  */
 import { type ChildProcess, fork } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { safeText } from "../../../../shared/safe-text.ts";
 import { UNDEFINED_ANSWER } from "./answers.ts";
-import { SandboxError, SandboxHostError, SandboxTimeoutError, safeText } from "./errors.ts";
+import { SandboxError, SandboxHostError, SandboxTimeoutError } from "./errors.ts";
 import { hostFailureAnswer, hostValueAnswer } from "./host-answers.ts";
 import {
   type CallMode,

@@ -16,9 +16,10 @@
  *   health check disposes an isolate that is still busy anyway.
  */
 import ivm from "isolated-vm";
+import { safeText } from "../../../../shared/safe-text.ts";
 import { UNDEFINED_ANSWER } from "./answers.ts";
 import { BOOTSTRAP_SOURCE, type BootstrapOptions } from "./bootstrap.ts";
-import { SandboxError, SandboxHostError, SandboxTimeoutError, safeText } from "./errors.ts";
+import { SandboxError, SandboxHostError, SandboxTimeoutError } from "./errors.ts";
 import { hostFailureAnswer, hostValueAnswer } from "./host-answers.ts";
 import type { HostCallInfo, HostFunction, ProgramSource, SandboxLogger } from "./types.ts";
 

@@ -1,9 +1,9 @@
 /** Checkboxes for a list of names (a project's roles, tables, verbs). */
-export function Checkboxes(props: {
+export function Checkboxes<N extends string>(props: {
   legend: string;
-  names: string[];
-  chosen: string[];
-  onChange: (chosen: string[]) => void;
+  names: readonly N[];
+  chosen: N[];
+  onChange: (chosen: N[]) => void;
   /** Shown when there are no names. */
   empty?: string;
 }) {

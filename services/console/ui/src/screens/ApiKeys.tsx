@@ -104,7 +104,9 @@ export function ApiKeys(props: { context: AdminContext; project: string; roles: 
         </FormCard>
       )}
       <Outcome action={keys.action} />
-      {created?.apikey && <NewKey apiKey={created} onClose={() => setCreated(undefined)} />}
+      {created?.apikey && (
+        <NewKey apiKey={created} value={created.apikey} onClose={() => setCreated(undefined)} />
+      )}
       {keys.removing && (
         <Confirm
           title={
@@ -123,11 +125,11 @@ export function ApiKeys(props: { context: AdminContext; project: string; roles: 
 }
 
 /** The one time a key's value is shown: copy it now. */
-function NewKey(props: { apiKey: ApiKeyView; onClose: () => void }) {
+function NewKey(props: { apiKey: ApiKeyView; value: string; onClose: () => void }) {
   const [copied, setCopied] = useState<string>();
   async function copy() {
     try {
-      await navigator.clipboard.writeText(props.apiKey.apikey!);
+      await navigator.clipboard.writeText(props.value);
       setCopied("Copied to the clipboard.");
     } catch {
       setCopied("The browser refused the clipboard: select the key and copy it yourself.");
@@ -150,7 +152,7 @@ function NewKey(props: { apiKey: ApiKeyView; onClose: () => void }) {
             id="new-key-value"
             class="code"
             readOnly
-            value={props.apiKey.apikey}
+            value={props.value}
             onFocus={(e) => (e.target as HTMLInputElement).select()}
           />
           <button type="button" onClick={copy} autofocus>

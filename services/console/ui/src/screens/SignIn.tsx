@@ -1,19 +1,12 @@
 /** Account administrators sign in with account, login and password (a new admin key each time). */
 import { useRef, useState } from "preact/hooks";
-import { anonymous, seg } from "../api.ts";
+import { adminLogin } from "../admin-api.ts";
 import { ErrorNotice } from "../components/ErrorNotice.tsx";
 import { Field } from "../components/Field.tsx";
 import { useFocusOn } from "../components/focus.ts";
 import { ScreenHeading } from "../components/ScreenHeading.tsx";
 import { href } from "../route.ts";
 import type { AdminSession } from "../session.ts";
-
-interface LoginAnswer {
-  apikey: string;
-  expiration: string | null;
-  userIdentifier: string;
-  roles: string[];
-}
 
 export function SignIn(props: {
   notice: string | undefined;
@@ -36,20 +29,14 @@ export function SignIn(props: {
     setBusy(true);
     setError(undefined);
     try {
-      const r = await anonymous.call<LoginAnswer>(
-        "POST",
-        `/admin/v1/accounts/${seg(account)}/@authentication`,
-        {
-          body: { username: login, password },
-        },
-      );
+      const signedIn = await adminLogin(account, login, password);
       setPassword("");
       props.onSignedIn({
         account,
-        login: r.body.userIdentifier,
-        role: r.body.roles[0] ?? "reader",
-        apikey: r.body.apikey,
-        expiration: r.body.expiration,
+        login: signedIn.userIdentifier,
+        role: signedIn.roles[0] ?? "reader",
+        apikey: signedIn.apikey,
+        expiration: signedIn.expiration,
       });
     } catch (err) {
       setError(err);

@@ -6,8 +6,15 @@
  * an admin replays (one or all) or discards.
  */
 import { useLayoutEffect, useRef, useState } from "preact/hooks";
+import {
+  WEBHOOK_VERBS,
+  type WebhookCircuitView,
+  type WebhookListedView,
+  type WebhookVerb,
+  type WebhookView,
+  type WebhookWithSecretView,
+} from "../admin-api.ts";
 import type { AdminContext } from "../admin-context.ts";
-import { seg } from "../api.ts";
 import { Confirm, Dialog } from "../components/Dialog.tsx";
 import { Outcome } from "../components/ErrorNotice.tsx";
 import { Field } from "../components/Field.tsx";
@@ -17,36 +24,16 @@ import { Checkboxes } from "../components/RolePicker.tsx";
 import { RowAction, Table } from "../components/Table.tsx";
 import { Time } from "../components/Time.tsx";
 import { useAction } from "../components/useAction.ts";
+import { useCollection } from "../components/useCollection.ts";
 import { useLoad } from "../components/useLoad.ts";
 import { Names } from "../components/Value.tsx";
 
-interface Subscription {
-  id: string;
-  url: string;
-  tables: string[];
-  verbs: string[];
-  filter: string | null;
-  description: string;
-  created: string;
-  /** While a rotated secret's predecessor still signs: until when. */
-  previousSecretExpires: string | null;
-  /** What the project's current definition keeps it from doing (as listed), if anything. */
-  problem?: string | null;
-  /** Its circuit (docs/webhooks.md#isolation-and-the-circuit), as listed. */
-  circuit?: Circuit;
-  secret?: string;
-}
-
-interface Circuit {
-  state: "closed" | "open" | "half-open";
-  timeoutsInARow: number;
-  opened: string | null;
-  nextProbe: string | null;
-}
+/** How many of a subscription's latest delivery attempts its log shows. */
+const LOG_LENGTH = 50;
 
 /** What a circuit that is not closed means for the subscription's deliveries. */
-function CircuitNotice({ circuit }: { circuit: Circuit | undefined }) {
-  if (!circuit || circuit.state === "closed") return null;
+function CircuitNotice({ circuit }: { circuit: WebhookCircuitView }) {
+  if (circuit.state === "closed") return null;
   return (
     <p class="notice warning">
       Backed off after {circuit.timeoutsInARow} attempt{circuit.timeoutsInARow === 1 ? "" : "s"} in a row
@@ -64,101 +51,72 @@ function CircuitNotice({ circuit }: { circuit: Circuit | undefined }) {
   );
 }
 
-interface Attempt {
-  at: string;
-  outcome: string;
-  webhookId: string | null;
-  attempt: number;
-  status: number | null;
-  latencyMs: number | null;
-  error?: string;
-}
-
-interface DeadLetter {
-  webhookId: string;
-  type: string;
-  attempts: number;
-  parked: string;
-  lastStatus: number | null;
-  lastError: string | null;
-}
-
-const VERBS = ["INSERT", "UPDATE", "DELETE"];
-
 export function Webhooks(props: { context: AdminContext; project: string; tables: string[] }) {
   const { context } = props;
-  const hooksPath = `${context.accountPath}/projects/${seg(props.project)}/webhooks`;
-  const hooks = useLoad(
-    async () => (await context.client.call<Subscription[]>("GET", hooksPath)).body,
-    [hooksPath],
-  );
+  const { api } = context;
   const [url, setUrl] = useState("");
   const [tables, setTables] = useState<string[]>([]);
-  const [verbs, setVerbs] = useState<string[]>(VERBS);
+  const [verbs, setVerbs] = useState<WebhookVerb[]>([...WEBHOOK_VERBS]);
   const [filter, setFilter] = useState("");
   const [description, setDescription] = useState("");
-  const [editing, setEditing] = useState<Subscription>();
-  const [secret, setSecret] = useState<{ hook: Subscription; rotated: boolean }>();
-  const [rotating, setRotating] = useState<Subscription>();
-  const [deleting, setDeleting] = useState<Subscription>();
-  const [open, setOpen] = useState<Subscription>();
-  const action = useAction();
+  const [editing, setEditing] = useState<WebhookView>();
+  const [secret, setSecret] = useState<{ hook: WebhookWithSecretView; rotated: boolean }>();
+  const [rotating, setRotating] = useState<WebhookView>();
+  const [open, setOpen] = useState<WebhookView>();
   const form = useRef<HTMLDivElement>(null);
+
+  const fill = (hook: WebhookView | undefined) => {
+    setEditing(hook);
+    setUrl(hook?.url ?? "");
+    setTables(hook?.tables ?? []);
+    setVerbs(hook?.verbs ?? [...WEBHOOK_VERBS]);
+    setFilter(hook?.filter ?? "");
+    setDescription(hook?.description ?? "");
+  };
+
+  const hooks = useCollection<WebhookListedView>(
+    (signal) => api.webhooks.list(props.project, signal),
+    async (hook) => {
+      await api.webhooks.remove(props.project, hook.id);
+      if (open?.id === hook.id) setOpen(undefined);
+      if (editing?.id === hook.id) fill(undefined);
+      return `Webhook to ${hook.url} deleted.`;
+    },
+    [api, props.project],
+  );
 
   // "Change" fills the form: the focus goes to its first input.
   useLayoutEffect(() => {
     if (editing) form.current?.querySelector("input")?.focus();
   }, [editing]);
 
-  const fill = (hook: Subscription | undefined) => {
-    setEditing(hook);
-    setUrl(hook?.url ?? "");
-    setTables(hook?.tables ?? []);
-    setVerbs(hook?.verbs ?? VERBS);
-    setFilter(hook?.filter ?? "");
-    setDescription(hook?.description ?? "");
-  };
-
   const save = () => {
-    void action.run(async () => {
+    void hooks.change(async () => {
       if (editing) {
         const body = { url, tables, verbs, filter: filter.trim() ? filter : null, description };
-        const path = `${hooksPath}/${seg(editing.id)}`;
-        const r = await context.client.call<Subscription>("PATCH", path, { body });
+        const changed = await api.webhooks.change(props.project, editing.id, body);
         fill(undefined);
-        if (open?.id === r.body.id) setOpen(r.body);
-        await hooks.reload();
-        return `Webhook to ${r.body.url} changed.`;
+        if (open?.id === changed.id) setOpen(changed);
+        return `Webhook to ${changed.url} changed.`;
       }
-      const body: Record<string, unknown> = { url, tables, verbs };
-      if (filter.trim()) body.filter = filter;
-      if (description) body.description = description;
-      const r = await context.client.call<Subscription>("POST", hooksPath, { body });
-      setSecret({ hook: r.body, rotated: false });
+      const created = await api.webhooks.create(props.project, {
+        url,
+        tables,
+        verbs,
+        ...(filter.trim() ? { filter } : {}),
+        ...(description ? { description } : {}),
+      });
+      setSecret({ hook: created, rotated: false });
       fill(undefined);
-      await hooks.reload();
       return undefined;
     });
   };
-  const rotate = (hook: Subscription, previousSecretSeconds?: number) => {
+  const rotate = (hook: WebhookView, previousSecretSeconds?: number) => {
     setRotating(undefined);
-    void action.run(async () => {
+    void hooks.change(async () => {
       const body = previousSecretSeconds === undefined ? {} : { previousSecretSeconds };
-      const path = `${hooksPath}/${seg(hook.id)}/secret`;
-      const r = await context.client.call<Subscription>("POST", path, { body });
-      setSecret({ hook: r.body, rotated: true });
-      await hooks.reload();
+      setSecret({ hook: await api.webhooks.rotate(props.project, hook.id, body), rotated: true });
       return undefined;
-    });
-  };
-  const remove = (hook: Subscription) => {
-    setDeleting(undefined);
-    void action.run(async () => {
-      await context.client.call("DELETE", `${hooksPath}/${seg(hook.id)}`);
-      if (open?.id === hook.id) setOpen(undefined);
-      if (editing?.id === hook.id) fill(undefined);
-      await hooks.reload();
-      return `Webhook to ${hook.url} deleted.`;
     });
   };
 
@@ -214,20 +172,20 @@ export function Webhooks(props: { context: AdminContext; project: string; tables
                       <button type="button" onClick={() => setRotating(h)}>
                         New secret<span class="sr-only"> for {h.url}</span>
                       </button>
-                      <RowAction label="Delete" name={h.url} onClick={() => setDeleting(h)} />
+                      <RowAction label="Delete" name={h.url} onClick={() => hooks.ask(h)} />
                     </>
                   )
             }
           />
         )}
-        {open && <Deliveries context={context} path={`${hooksPath}/${seg(open.id)}`} hook={open} />}
+        {open && <Deliveries context={context} project={props.project} hook={open} />}
       </div>
       {!context.readOnly && (
         <div ref={form}>
           <FormCard
             title={editing ? `Change the webhook to ${editing.url}` : "New webhook"}
             submitLabel={editing ? "Save changes" : "Create webhook"}
-            busy={action.busy}
+            busy={hooks.action.busy}
             onSubmit={save}
           >
             <Field
@@ -239,7 +197,7 @@ export function Webhooks(props: { context: AdminContext; project: string; tables
               hint="http or https; a public address."
             />
             <Checkboxes legend="Tables" names={props.tables} chosen={tables} onChange={setTables} />
-            <Checkboxes legend="Verbs" names={VERBS} chosen={verbs} onChange={setVerbs} />
+            <Checkboxes legend="Verbs" names={WEBHOOK_VERBS} chosen={verbs} onChange={setVerbs} />
             <Field
               label="Filter"
               name="hook-filter"
@@ -259,8 +217,8 @@ export function Webhooks(props: { context: AdminContext; project: string; tables
           </FormCard>
         </div>
       )}
-      <Outcome action={action} />
-      {secret?.hook.secret && (
+      <Outcome action={hooks.action} />
+      {secret && (
         <NewSecret hook={secret.hook} rotated={secret.rotated} onClose={() => setSecret(undefined)} />
       )}
       {rotating && (
@@ -289,17 +247,17 @@ export function Webhooks(props: { context: AdminContext; project: string; tables
           </div>
         </Dialog>
       )}
-      {deleting && (
+      {hooks.removing && (
         <Confirm
           title={
             <>
-              Delete the webhook to <bdi>{deleting.url}</bdi>?
+              Delete the webhook to <bdi>{hooks.removing.url}</bdi>?
             </>
           }
           question="Its retries, dead letters and delivery log are deleted with it."
           confirmLabel="Delete"
-          onConfirm={() => remove(deleting)}
-          onCancel={() => setDeleting(undefined)}
+          onConfirm={hooks.confirm}
+          onCancel={hooks.cancel}
         />
       )}
     </div>
@@ -307,24 +265,21 @@ export function Webhooks(props: { context: AdminContext; project: string; tables
 }
 
 /** One subscription's delivery log and dead letters, with replay. */
-function Deliveries(props: { context: AdminContext; path: string; hook: Subscription }) {
-  const { context, path } = props;
+function Deliveries(props: { context: AdminContext; project: string; hook: WebhookView }) {
+  const { context, project } = props;
+  const { api } = context;
+  const id = props.hook.id;
   const log = useLoad(
-    async () => (await context.client.call<Attempt[]>("GET", `${path}/deliveries?pagesize=50`)).body,
-    [path],
+    (signal) => api.webhooks.deliveries(project, id, LOG_LENGTH, signal),
+    [api, project, id],
   );
-  const dead = useLoad(
-    async () => (await context.client.call<DeadLetter[]>("GET", `${path}/deadletters`)).body,
-    [path],
-  );
+  const dead = useLoad((signal) => api.webhooks.deadLetters(project, id, signal), [api, project, id]);
   const action = useAction();
   const replay = (webhookId: string | null) => {
     void action.run(async () => {
-      const target =
-        webhookId === null ? `${path}/deadletters/replay` : `${path}/deadletters/${seg(webhookId)}/replay`;
-      const r = await context.client.call<{ replayed: number }>("POST", target);
+      const { replayed } = await api.webhooks.replay(project, id, webhookId);
       await Promise.all([dead.reload(), log.reload()]);
-      return `${r.body.replayed} dead letter(s) sent again.`;
+      return `${replayed} dead letter(s) sent again.`;
     });
   };
   return (
@@ -350,7 +305,7 @@ function Deliveries(props: { context: AdminContext; path: string; hook: Subscrip
             rows={dead.value}
             rowKey={(d) => d.webhookId}
             columns={[
-              { title: "Event", cell: (d) => <code>{d.webhookId}</code> },
+              { title: "Event", cell: (d) => <code>{d.webhookId}</code>, class: "id" },
               { title: "Type", cell: (d) => d.type },
               { title: "Attempts", cell: (d) => d.attempts },
               { title: "Last answer", cell: (d) => d.lastStatus ?? d.lastError ?? "—" },
@@ -383,7 +338,7 @@ function Deliveries(props: { context: AdminContext; path: string; hook: Subscrip
             { title: "Attempt", cell: (a) => a.attempt },
             { title: "Status", cell: (a) => a.status ?? "—" },
             { title: "Latency", cell: (a) => (a.latencyMs === null ? "—" : `${a.latencyMs} ms`) },
-            { title: "Event / error", cell: (a) => a.error ?? <code>{a.webhookId}</code> },
+            { title: "Event / error", cell: (a) => a.error ?? <code>{a.webhookId}</code>, class: "id" },
           ]}
         />
       )}
@@ -392,7 +347,7 @@ function Deliveries(props: { context: AdminContext; path: string; hook: Subscrip
 }
 
 /** The one time a subscription's secret is shown: copy it now. */
-function NewSecret(props: { hook: Subscription; rotated: boolean; onClose: () => void }) {
+function NewSecret(props: { hook: WebhookWithSecretView; rotated: boolean; onClose: () => void }) {
   return (
     <Dialog title={props.rotated ? "Secret rotated" : "Webhook created"} onClose={props.onClose}>
       <p class="notice warning">

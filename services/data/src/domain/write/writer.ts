@@ -240,7 +240,7 @@ async function processObject(
       row = await insertRow(ctx, resource, split.values);
       break;
     case "UPDATE":
-      row = await updateRow(ctx, resource, permission, split, oc.urlKey, true);
+      row = await updateRow(ctx, resource, split, oc.urlKey, true);
       break;
     case "DELETE": {
       const key = keyOf(resource, split, oc.urlKey);
@@ -251,14 +251,7 @@ async function processObject(
       const existing = await findByMetaKey(ctx, resource, split, permission);
       if (existing) {
         const asUpdate = { ...split, meta: { ...split.meta, checksum: "override" } };
-        row = await updateRow(
-          ctx,
-          resource,
-          permission,
-          asUpdate,
-          rowKeyValues(resource.table, existing),
-          false,
-        );
+        row = await updateRow(ctx, resource, asUpdate, rowKeyValues(resource.table, existing), false);
       } else {
         requirePermission(ctx.req.project, ctx.req.principal, resource.table, "insert");
         row = await insertRow(ctx, resource, split.values);
@@ -407,7 +400,6 @@ function managedParent(project: ProjectModel, table: TableModel, role: string): 
 async function updateRow(
   ctx: Ctx,
   resource: ResourceModel,
-  _permission: Permission,
   split: SplitObject,
   urlKey: Record<string, unknown> | undefined,
   needChecksum: boolean,

@@ -12,6 +12,19 @@ import { randomBytes } from "node:crypto";
 import type Router from "@koa/router";
 import type { Context } from "koa";
 import { noteAudit } from "../../../../../shared/admin-access/audit.ts";
+import type {
+  DeadLetterView,
+  DeliveryAttemptView,
+  ReplayView,
+  WebhookBody,
+  WebhookChanges,
+  WebhookCircuitView,
+  WebhookDeletedView,
+  WebhookDetailView,
+  WebhookListedView,
+  WebhookView,
+  WebhookWithSecretView,
+} from "../../../../../shared/contracts/admin-api.ts";
 import { ApiError, ErrorCode, errors } from "../../../../../shared/errors.ts";
 import { readJsonBody, readOptionalJsonBody } from "../../../../../shared/http/json-body.ts";
 import { parseBody } from "../../../../../shared/http/parse-body.ts";
@@ -25,7 +38,6 @@ import {
   compileEventTest,
   FEED_VERBS,
   PREVIOUS_SECRET_SECONDS,
-  type SubscriptionChanges,
   secretRotationBody,
   subscriptionBody,
   subscriptionChanges,
@@ -44,7 +56,7 @@ import { nameParam } from "./params.ts";
 
 const LOG_PAGE_DEFAULT = 50;
 
-const subscriptionView = (s: WebhookSubscription, now = Date.now()) => ({
+const subscriptionView = (s: WebhookSubscription, now = Date.now()): WebhookView => ({
   id: s.id,
   url: s.url,
   tables: s.tables,
@@ -57,14 +69,14 @@ const subscriptionView = (s: WebhookSubscription, now = Date.now()) => ({
 });
 
 /** A subscription's circuit as the admin API shows it (hooks/circuit.ts). */
-const circuitView = (c: Circuit) => ({
+const circuitView = (c: Circuit): WebhookCircuitView => ({
   state: c.state,
   timeoutsInARow: c.timeouts,
   opened: c.openedAt === null ? null : isoTime(new Date(c.openedAt)),
   nextProbe: c.state === "open" && c.until !== null ? isoTime(new Date(c.until)) : null,
 });
 
-const logView = (e: DeliveryLogEntry) => ({
+const logView = (e: DeliveryLogEntry): DeliveryAttemptView => ({
   at: isoTime(new Date(e.at)),
   outcome: e.outcome,
   webhookId: e.webhookId,
@@ -75,7 +87,7 @@ const logView = (e: DeliveryLogEntry) => ({
   ...(e.error === null ? {} : { error: e.error }),
 });
 
-const deadView = (d: DeadLetter) => ({
+const deadView = (d: DeadLetter): DeadLetterView => ({
   webhookId: d.webhookId,
   position: d.position,
   type: d.type,
@@ -92,7 +104,7 @@ const SUBSCRIPTION_ID = /^wh_[0-9a-f]{24}$/;
 const WEBHOOK_ID = /^msg_wh_[0-9a-f]{24}_\d{1,20}-\d{1,20}$/;
 
 /** The audit trail's words for a PATCH: the fields it set (the URL and the filter shown shortened). */
-function changeSummary(body: SubscriptionChanges): string {
+function changeSummary(body: WebhookChanges): string {
   const parts: string[] = [];
   if (body.url !== undefined) parts.push(`url ${body.url.slice(0, 200)}`);
   if (body.tables !== undefined) parts.push(`tables [${body.tables.join(", ")}]`);
@@ -135,11 +147,13 @@ export function addWebhookRoutes(router: Router, deps: AdminRouteDeps): void {
       store.list(model.storage),
       store.circuits(model.storage),
     ]);
-    ctx.body = subscriptions.map((s) => ({
-      ...subscriptionView(s),
-      problem: subscriptionProblem(model, s),
-      circuit: circuitView(parseCircuit(circuits.get(s.id) ?? "")),
-    }));
+    ctx.body = subscriptions.map(
+      (s): WebhookListedView => ({
+        ...subscriptionView(s),
+        problem: subscriptionProblem(model, s),
+        circuit: circuitView(parseCircuit(circuits.get(s.id) ?? "")),
+      }),
+    );
   });
 
   /**
@@ -195,7 +209,7 @@ export function addWebhookRoutes(router: Router, deps: AdminRouteDeps): void {
   };
 
   router.post(base, async (ctx) => {
-    const body = parseBody(subscriptionBody, await readJsonBody(ctx, deps.maxBodyBytes));
+    const body: WebhookBody = parseBody(subscriptionBody, await readJsonBody(ctx, deps.maxBodyBytes));
     const { model, store, allowLoopback, secrets, maxPerProject } = await scope(ctx);
     noteAudit(ctx, { summary: `webhook to ${body.url.slice(0, 200)} refused` });
     const { url, tables, verbs, filter } = await checkedSpec(model, allowLoopback, body, true);
@@ -239,7 +253,7 @@ export function addWebhookRoutes(router: Router, deps: AdminRouteDeps): void {
       summary: `webhook ${created.id} created: ${body.url.slice(0, 200)}, tables [${tables.join(", ")}], verbs [${verbs.join(", ")}]${filter ? ", with a filter" : ""}`,
     });
     ctx.status = 201;
-    ctx.body = { ...subscriptionView(created), secret };
+    ctx.body = { ...subscriptionView(created), secret } satisfies WebhookWithSecretView;
   });
 
   router.get(`${base}/:id`, async (ctx) => {
@@ -255,11 +269,11 @@ export function addWebhookRoutes(router: Router, deps: AdminRouteDeps): void {
       circuit: circuitView(parseCircuit(circuit)),
       retrying,
       deadLetters: dead.length,
-    };
+    } satisfies WebhookDetailView;
   });
 
   router.patch(`${base}/:id`, async (ctx) => {
-    const body = parseBody(subscriptionChanges, await readJsonBody(ctx, deps.maxBodyBytes));
+    const body: WebhookChanges = parseBody(subscriptionChanges, await readJsonBody(ctx, deps.maxBodyBytes));
     const id = (ctx.params.id ?? "").slice(0, 40);
     noteAudit(ctx, { summary: `webhook ${id}: change refused` });
     const found = await subscription(ctx);
@@ -295,7 +309,7 @@ export function addWebhookRoutes(router: Router, deps: AdminRouteDeps): void {
     noteAudit(ctx, {
       summary: `webhook ${after.id}: secret rotated, the previous one signs for ${keepSeconds} s more`,
     });
-    ctx.body = { ...subscriptionView(after), secret };
+    ctx.body = { ...subscriptionView(after), secret } satisfies WebhookWithSecretView;
   });
 
   router.delete(`${base}/:id`, async (ctx) => {
@@ -304,7 +318,7 @@ export function addWebhookRoutes(router: Router, deps: AdminRouteDeps): void {
     const { model, store, found } = await subscription(ctx);
     if (!(await store.delete(model.storage, found.id)))
       throw errors.notFound(`No webhook subscription '${id}'`);
-    ctx.body = { id: found.id, deleted: true };
+    ctx.body = { id: found.id, deleted: true } satisfies WebhookDeletedView;
   });
 
   router.get(`${base}/:id/deliveries`, async (ctx) => {
@@ -323,7 +337,7 @@ export function addWebhookRoutes(router: Router, deps: AdminRouteDeps): void {
     const { model, store, found } = await subscription(ctx);
     const replayed = await store.replay(model.storage, found.id, null);
     noteAudit(ctx, { summary: `webhook ${found.id}: ${replayed} dead letter(s) replayed` });
-    ctx.body = { id: found.id, replayed };
+    ctx.body = { id: found.id, replayed } satisfies ReplayView;
   });
 
   const deadLetterId = (ctx: Context) => {
@@ -338,7 +352,7 @@ export function addWebhookRoutes(router: Router, deps: AdminRouteDeps): void {
     if ((await store.replay(model.storage, found.id, webhookId)) === 0)
       throw errors.notFound(`No dead letter '${webhookId}'`);
     noteAudit(ctx, { summary: `webhook ${found.id}: dead letter ${webhookId} replayed` });
-    ctx.body = { id: found.id, replayed: 1 };
+    ctx.body = { id: found.id, replayed: 1 } satisfies ReplayView;
   });
 
   router.delete(`${base}/:id/deadletters/:webhookId`, async (ctx) => {
