@@ -3,7 +3,7 @@
  * of a key is ever stored (the key has full entropy, so a fast hash is the right
  * tool: argon2 is for low-entropy passwords).
  */
-import { createHash, randomBytes } from "node:crypto";
+import { hash, randomBytes } from "node:crypto";
 
 export const KEY_PREFIX = "tsk_";
 
@@ -23,7 +23,7 @@ export function redactKeys(text: string): string {
 }
 
 export function hashKey(key: string): string {
-  return createHash("sha256").update(key, "utf8").digest("hex");
+  return hash("sha256", key, "hex");
 }
 
 /** Operator-chosen manual key values: no colon (it separates the key from its second part). */

@@ -51,17 +51,27 @@ export function requestContext(logger: Logger): Middleware {
     const state = ctx.state as RequestState;
     state.requestId = requestId;
     if (clientRequestId !== undefined) state.clientRequestId = clientRequestId;
-    state.log = logger.child(clientRequestId === undefined ? { requestId } : { requestId, clientRequestId });
+    const bindings = clientRequestId === undefined ? { requestId } : { requestId, clientRequestId };
+    // Made when a handler first logs: most requests log nothing but their access line, written
+    // below with the same fields through the service's logger.
+    let log: Logger | undefined;
+    Object.defineProperty(state, "log", {
+      configurable: true,
+      enumerable: true,
+      get: () => (log ??= logger.child(bindings)),
+      set: (value: Logger) => {
+        log = value;
+      },
+    });
     ctx.set("X-Request-Id", requestId);
     const started = performance.now();
     try {
       await next();
     } finally {
       const ms = Math.round((performance.now() - started) * 10) / 10;
-      state.log.info(
-        { method: ctx.method, url: redactUrl(loggedUrl(ctx)), status: ctx.status, ms },
-        "request",
-      );
+      const access = { method: ctx.method, url: redactUrl(loggedUrl(ctx)), status: ctx.status, ms };
+      if (log) log.info(access, "request");
+      else if (logger.isLevelEnabled("info")) logger.info({ ...bindings, ...access }, "request");
     }
   };
 }

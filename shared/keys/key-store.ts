@@ -357,8 +357,32 @@ export class KeyStore {
   }
 }
 
+/** The fixed part of a record (everything but its status), as readStoredJson returns it. */
+type FixedFields = Omit<KeyRecord, "status">;
+
+/**
+ * Fixed parts already read, by their stored text: the text of a record never changes (only its
+ * status does, in a field of its own), and a key is read on every request it opens. Frozen, since
+ * every record read from the same text shares them; emptied when full.
+ */
+const decoded = new Map<string, FixedFields>();
+const DECODED_LIMIT = 2000;
+
+function frozen<T>(value: T): T {
+  if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
+    for (const inner of Object.values(value)) frozen(inner);
+    Object.freeze(value);
+  }
+  return value;
+}
+
 function decode(fields: Record<string, string> | null | undefined): KeyRecord | null {
   if (!fields?.d) return null;
-  const fixed = readStoredJson(storedKeyFields, "key record", fields.d);
+  let fixed = decoded.get(fields.d);
+  if (!fixed) {
+    fixed = frozen(readStoredJson(storedKeyFields, "key record", fields.d) as FixedFields);
+    if (decoded.size >= DECODED_LIMIT) decoded.clear();
+    decoded.set(fields.d, fixed);
+  }
   return { ...fixed, status: (fields.s === "disabled" ? "disabled" : "active") as KeyStatus };
 }

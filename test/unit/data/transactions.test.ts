@@ -59,6 +59,7 @@ function storeWith(client: MongoClient, fail: (op: string, call: number) => unkn
   const store = {
     queryTimeoutMs: 1000,
     db: () => ({ collection: () => collection }),
+    collection: () => collection,
     startSession: () => {
       const session = client.startSession();
       sessions.push(session);

@@ -37,7 +37,8 @@
  * attempt stays in flight in Redis, so it still holds its place. A reservation
  * whose answer was lost is given back the same way.
  */
-import { createHash, randomBytes } from "node:crypto";
+import { createHash } from "node:crypto";
+import { randomHex } from "../../../../shared/random-hex.ts";
 import type { RedisClient } from "../../../../shared/redis/clients.ts";
 import { throttleAddressKey, throttleSubjectKey } from "../../../../shared/redis/key-layout.ts";
 import { defineScript, type Script } from "../../../../shared/redis/scripts.ts";
@@ -233,7 +234,7 @@ export class AttemptThrottle {
   async #tryReserve(subjectKey: string, address: string): Promise<ReserveResult | "busy"> {
     const s = this.#settings;
     const now = this.#now();
-    const id = randomBytes(8).toString("hex");
+    const id = randomHex(8);
     const addressKey = throttleAddressKey(this.#keyPrefix, address, Math.floor(now / HOUR_MS));
     const hourLeftMs = HOUR_MS - (now % HOUR_MS);
     const giveAddressBack = () => this.#scripts.giveBackAddress(1, addressKey, id);

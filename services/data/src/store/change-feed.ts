@@ -25,6 +25,7 @@ import type { RedisClient } from "../../../../shared/redis/clients.ts";
 import { feedAppendedKey, feedStreamKey } from "../../../../shared/redis/key-layout.ts";
 import { defineScript, type Script } from "../../../../shared/redis/scripts.ts";
 import { readStored, readStoredJson } from "../../../../shared/stored-json.ts";
+import { ejsonText } from "./ejson-text.ts";
 import type { TenantStorage } from "./storage-names.ts";
 import { storedRow, storedRowId } from "./stored-rows.ts";
 import type { RowDocument, RowId, RowWrite } from "./tenant-rows.ts";
@@ -111,10 +112,10 @@ const FEED_VERBS = new Set<string>(Object.values(VERBS));
 function entryOf(write: RowWrite, tx: string, rules: string[]): string[] {
   const row = write.kind === "delete" ? write.before : write.after;
   const fields = ["tx", tx, "table", write.table, "verb", VERBS[write.kind], "key", JSON.stringify(row._id)];
-  if (write.kind !== "delete") fields.push("row", BSON.EJSON.stringify(write.after, { relaxed: true }));
+  if (write.kind !== "delete") fields.push("row", ejsonText(write.after));
   if (write.kind !== "insert") {
     fields.push("oldChecksum", write.before._ck);
-    fields.push("oldRow", BSON.EJSON.stringify(write.before, { relaxed: true }));
+    fields.push("oldRow", ejsonText(write.before));
   }
   if (rules.length > 0) fields.push("rules", JSON.stringify(rules));
   return fields;

@@ -32,7 +32,7 @@ export async function applyWrite(
   w: PlannedWrite,
   session?: ClientSession,
 ): Promise<void> {
-  const c = store.db(database).collection<RowDocument>(w.collection);
+  const c = store.collection(database, w.collection);
   const opts = { session, maxTimeMS: store.queryTimeoutMs };
   if (w.kind === "insert") {
     try {
@@ -61,7 +61,7 @@ export async function applyWrite(
  * else deleted it since the plan read it.
  */
 export async function undoWrite(store: TenantDatabases, database: string, w: PlannedWrite): Promise<void> {
-  const c = store.db(database).collection<RowDocument>(w.collection);
+  const c = store.collection(database, w.collection);
   const opts = { maxTimeMS: store.queryTimeoutMs };
   if (w.kind === "insert") await c.deleteOne({ _id: w.after._id, _ck: w.after._ck }, opts);
   else if (w.kind === "update") await c.replaceOne({ _id: w.after._id, _ck: w.after._ck }, w.before, opts);

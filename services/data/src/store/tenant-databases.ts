@@ -17,6 +17,8 @@ export class TenantDatabases {
   #transactions: Promise<boolean> | undefined;
   /** Database handles by name, the most recently used ones (one per account). */
   readonly #dbs = new LRUCache<string, Db>({ max: 10_000 });
+  /** Row collection handles by database and name, the most recently used ones (the driver resolves its options anew for each). */
+  readonly #collections = new LRUCache<string, Collection<RowDocument>>({ max: 10_000 });
 
   constructor(client: MongoClient, queryTimeoutMs: number) {
     this.#client = client;
@@ -33,9 +35,20 @@ export class TenantDatabases {
     return db;
   }
 
+  /** A collection of rows by database and name (cached). */
+  collection(database: string, name: string): Collection<RowDocument> {
+    const key = `${database}\u0000${name}`;
+    let collection = this.#collections.get(key);
+    if (!collection) {
+      collection = this.db(database).collection<RowDocument>(name);
+      this.#collections.set(key, collection);
+    }
+    return collection;
+  }
+
   /** The collection of a project's table. */
   rows(storage: TenantStorage, table: string): Collection<RowDocument> {
-    return this.db(storage.database).collection<RowDocument>(collectionName(storage, table));
+    return this.collection(storage.database, collectionName(storage, table));
   }
 
   /** Multi-document transactions exist on replica sets and sharded clusters, not on standalone servers or FerretDB. */

@@ -30,10 +30,10 @@
  *    database less than `registerEveryMs` before, so no database with an
  *    intent is ever dropped.
  */
-import { randomBytes } from "node:crypto";
 import { BSON } from "mongodb";
 import { z } from "zod";
 import { type ApiError, errors } from "../../../../shared/errors.ts";
+import { randomHex } from "../../../../shared/random-hex.ts";
 import type { RedisClient } from "../../../../shared/redis/clients.ts";
 import {
   intentDatabasesKey,
@@ -45,6 +45,7 @@ import {
 import { defineScript, type Script } from "../../../../shared/redis/scripts.ts";
 import { issuesOf, readStoredJson } from "../../../../shared/stored-json.ts";
 import { APPEND_FEED_LUA, appendArgs, type FeedBatch } from "./change-feed.ts";
+import { ejsonText } from "./ejson-text.ts";
 import type { PlannedWrite } from "./guarded-writes.ts";
 import { storedRow } from "./stored-rows.ts";
 import type { RowId } from "./tenant-store.ts";
@@ -284,12 +285,12 @@ export type FinishOutcome = "finished" | "gone" | "lost";
 
 /** A fresh id for an intent or for a claim (ids never start with `~`). */
 export function newIntentId(): string {
-  return randomBytes(12).toString("hex");
+  return randomHex(12);
 }
 
 /** The intent's body as stored: EJSON, so every BSON value of a row survives the trip. */
 export function encodeIntent(body: IntentBody): string {
-  return BSON.EJSON.stringify(body, { relaxed: true });
+  return ejsonText(body);
 }
 
 /** A stored intent's body (EJSON, parsed): its database and its writes, each by collection. */

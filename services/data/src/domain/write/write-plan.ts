@@ -3,8 +3,8 @@
  * first touched, with the row as read (for the guarded write and the undo) and
  * its final state. Rows read during planning are cached so each is read once.
  */
-import { randomBytes } from "node:crypto";
 import { present } from "../../../../../shared/present.ts";
+import { randomHex } from "../../../../../shared/random-hex.ts";
 import type { RowDocument, RowFilter, RowId, RowWrite, TenantRows } from "../../store/tenant-rows.ts";
 import { rowId } from "../model/column-values.ts";
 import type { ProjectModel, Relationship, ResourceModel, TableModel } from "../model/project-model.ts";
@@ -41,7 +41,7 @@ export interface FiredRule {
 }
 
 export function newChecksum(): string {
-  return randomBytes(8).toString("hex");
+  return randomHex(8);
 }
 
 function rowKey(table: TableModel, id: RowId): string {
