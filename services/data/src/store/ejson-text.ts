@@ -6,14 +6,15 @@
  */
 import { BSON } from "mongodb";
 
-/** True when `value` is made of strings, booleans, null, finite numbers, plain objects and arrays only. */
+/** True when `value` is made of strings, booleans, null, finite numbers other than -0, plain objects and arrays only. */
 function plainJson(value: unknown): boolean {
   switch (typeof value) {
     case "string":
     case "boolean":
       return true;
     case "number":
-      return Number.isFinite(value);
+      // -0 is finite, but JSON writes it as 0 where EJSON keeps it ({"$numberDouble": "-0.0"}).
+      return Number.isFinite(value) && !Object.is(value, -0);
     case "object": {
       if (value === null) return true;
       if (Array.isArray(value))
