@@ -11,7 +11,7 @@
  * columns are read-only, any optional attribute can be set to null; CSV export of the
  * current query and CSV import (one insert per record, errors by line); bulk delete;
  * loading and Retry; table, filter, order, page and open row in the URL (Back, reload,
- * another table). axe-core finds no serious or critical violation. Screenshots go to
+ * another table). axe-core finds no violation of any impact. Screenshots go to
  * test-output/console/ (`grid-<size>-<what>.png`).
  */
 import { readFileSync } from "node:fs";
