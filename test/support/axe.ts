@@ -1,7 +1,8 @@
 /// <reference lib="dom" />
 // The function given to page.evaluate runs in the browser: it sees its window and document.
 /**
- * axe-core's serious and critical violations on a page as it is now. axe-core is injected
+ * axe-core's violations of any impact (minor, moderate, serious, critical) on a page as it
+ * is now: the console has none. axe-core is injected
  * into the page, which the console's policy forbids: use it in a browser started with
  * `bypassCSP` (test/support/browser.ts).
  */
@@ -19,8 +20,8 @@ export async function axeViolations(page: Page): Promise<string[]> {
       window as unknown as { axe: { run: (c: unknown, o: unknown) => Promise<{ violations: Violation[] }> } }
     ).axe;
     const result = await axe.run(document, { resultTypes: ["violations"] });
-    return result.violations
-      .filter((v) => v.impact === "serious" || v.impact === "critical")
-      .map((v) => `${v.id} (${v.help}): ${v.nodes.map((n) => n.target.join(" ")).join(" | ")}`);
+    return result.violations.map(
+      (v) => `${v.id} [${v.impact}] (${v.help}): ${v.nodes.map((n) => n.target.join(" ")).join(" | ")}`,
+    );
   });
 }

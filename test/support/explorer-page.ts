@@ -14,9 +14,9 @@ export const SIZES = [
   { name: "phone", ...PHONE },
 ];
 
-/** axe-core finds nothing serious, the page does not scroll sideways; and a screenshot. */
+/** axe-core finds nothing (of any impact), the page does not scroll sideways; and a screenshot. */
 export async function expectGood(page: Page, shot: string): Promise<void> {
-  expect(await axeViolations(page), "serious or critical axe-core violations").to.deep.equal([]);
+  expect(await axeViolations(page), "axe-core violations of any impact").to.deep.equal([]);
   const width = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
   expect(width[0], "the page is no wider than the viewport").to.be.at.most(width[1]!);
   await screenshot(page, shot);

@@ -48,6 +48,8 @@ describe("console in Chromium: the data explorer with the administrator's own se
     await operator.send("PUT", "/accounts/acme", { displayName: "Acme" });
     await putAdmin(operator, "acme", "ann", "admin", "ann-secret-1");
     expect((await operator.putProject("acme", "bare", BARE)).status).to.equal(201);
+    // Another project with the same tables: nothing of bare's explorer is to be seen in it.
+    expect((await operator.putProject("acme", "bare2", BARE)).status).to.equal(201);
     // Seeded with an admin key of its own: the project has no users and no keys.
     const seeder = await adminKey(platform.baseUrl, "acme", "ann", "ann-secret-1");
     const seeded = await bare().post(seeder, "customer", { name: "Seeded", credit_limit: 50 });
@@ -113,6 +115,14 @@ describe("console in Chromium: the data explorer with the administrator's own se
       ["POST", "/rest/acme/bare/v1/customer", 201, { kind: "admin", login: "ann", role: "admin" }],
       ["PUT", "/rest/acme/bare/v1/customer/Seeded", 200, { kind: "admin", login: "ann", role: "admin" }],
     ]);
+
+    // The same table and row address in another project: the summary of bare's write stays with bare.
+    await page.evaluate(() => (location.hash = "#/explorer/acme/bare2/v1/customer?row=customer%2FSeeded"));
+    await page.getByRole("heading", { name: "Data: acme / bare2 / v1" }).waitFor();
+    await page.getByText("The row no longer exists").waitFor();
+    expect(await page.getByRole("region", { name: /Saved: 1 row\(s\) changed/ }).count()).to.equal(0);
+    await page.evaluate(() => (location.hash = "#/explorer/acme/bare/v1/customer"));
+    await page.getByRole("heading", { name: "Data: acme / bare / v1" }).waitFor();
   });
 
   it("Sign out ends the explorer's session: its key is refused and the explorer shows no data", async () => {

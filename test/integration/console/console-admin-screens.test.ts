@@ -27,6 +27,9 @@ const rowTexts = (page: Page, table: string) => page.locator(`${table} tbody tr`
 const columnTexts = (page: Page, table: string, n: number) =>
   page.locator(`${table} tbody tr td:nth-child(${n})`).allTextContents();
 
+/** A user name of the most characters the name grammar allows (63). */
+const LONG_USER = `u${"0123456789".repeat(6)}xy`;
+
 describe("console in Chromium: admin screens", function () {
   this.timeout(60_000);
   let platform: Platform;
@@ -64,6 +67,11 @@ describe("console in Chromium: admin screens", function () {
           400,
         );
         expect((await operator.putProject(account, "doomed", demoProject())).status).to.equal(201);
+        // The longest names the grammar allows: a long path and summary in the audit trail.
+        await operator.putUser(account, "shop", LONG_USER, {
+          password: "long-password",
+          roles: ["Full access"],
+        });
         await operator.putUser(account, "shop", "alice", {
           password: "alice-password",
           roles: ["Full access"],
@@ -82,6 +90,18 @@ describe("console in Chromium: admin screens", function () {
       it("lists the audit trail newest first, filtered by who, kind of change and refusal", async () => {
         await page.goto(`${platform.baseUrl}/console/#/audit`);
         await page.locator("table.audit tbody tr").first().waitFor();
+        await page.getByText(`/users/${LONG_USER}`).waitFor();
+        // Long paths and summaries break inside the table: on a laptop nothing of it is cut off.
+        const fit = await page.locator("table.audit").evaluate((table) => {
+          const area = table.parentElement!;
+          const status = table.querySelector("thead th:last-child")!.getBoundingClientRect();
+          return {
+            scrolls: area.scrollWidth > area.clientWidth,
+            statusInside: status.right <= area.getBoundingClientRect().right + 0.5,
+          };
+        });
+        if (size.width >= 1366) expect(fit).to.deep.equal({ scrolls: false, statusInside: true });
+        await screenshot(page, `admin-${size.name}-audit`);
         const all = await rowTexts(page, "table.audit");
         expect(all[0], "the newest entry first").to.include("/users/alice");
         expect(all.at(-1), "the oldest last").to.include(`PUT /admin/v1/accounts/${account}`);

@@ -108,6 +108,21 @@ function Layout(props: {
       <button type="button" class="skip" onClick={() => document.getElementById("main")?.focus()}>
         Skip to content
       </button>
+      {props.current === "explorer" && (
+        <button
+          type="button"
+          class="skip"
+          onClick={() =>
+            // The grid's current cell (its one Tab stop), or the content while there is no grid.
+            (
+              document.querySelector<HTMLElement>('table[role="grid"] td[tabindex="0"]') ??
+              document.getElementById("main")
+            )?.focus()
+          }
+        >
+          Skip to the rows
+        </button>
+      )}
       <header class="topbar">
         <span class="brand">Tessera console</span>
         <nav aria-label="Sections">

@@ -5,7 +5,7 @@
  * one transaction and one audit entry per batch) with progress; the result names every
  * refused line. Rules, defaults and generated keys apply as for any insert.
  */
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import type { Client } from "../api.ts";
 import { ErrorNotice } from "../components/ErrorNotice.tsx";
 import type { ColumnInfo } from "./columns.ts";
@@ -44,12 +44,18 @@ export function CsvImport(props: {
   client: Client;
   collectionPath: string;
   columns: ColumnInfo[];
+  /** The open row: when the user opens another (or closes it), the last import's result goes. */
+  row: string | undefined;
   onImported: () => void;
 }) {
   const [preview, setPreview] = useState<Preview>();
   const [progress, setProgress] = useState<{ done: number; total: number }>();
   const [outcome, setOutcome] = useState<Outcome>();
   const [error, setError] = useState<unknown>();
+  useEffect(() => {
+    setOutcome(undefined);
+    setError(undefined);
+  }, [props.row]);
 
   async function choose(file: File) {
     setOutcome(undefined);

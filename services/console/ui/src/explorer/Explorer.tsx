@@ -29,6 +29,9 @@ import { TxSummary, type WriteOutcome } from "./TxSummary.tsx";
 /** Whose view the workspace shows: the project version and who reads it. */
 type WorkspaceView = ExplorerTarget & Pick<DataSession, "userIdentifier" | "roles">;
 
+/** One project version: another one is another workspace (nothing of this one's state comes along). */
+const placeKey = (t: ExplorerTarget) => `${t.account}/${t.project}/${t.version}`;
+
 const versionRoot = (t: ExplorerTarget) => `/rest/${seg(t.account)}/${seg(t.project)}/${seg(t.version)}`;
 
 export function Explorer(props: {
@@ -55,6 +58,7 @@ export function Explorer(props: {
     const { session } = data;
     return (
       <Workspace
+        key={placeKey(session)}
         client={data.client}
         place={session}
         session={session}
@@ -70,6 +74,7 @@ export function Explorer(props: {
   if (admin && target && target.account === admin.session.account) {
     return (
       <Workspace
+        key={placeKey(target)}
         client={admin.dataClient}
         place={target}
         session={{ ...target, userIdentifier: admin.session.login, roles: [`account ${admin.session.role}`] }}
@@ -81,7 +86,7 @@ export function Explorer(props: {
   }
   return (
     <ExplorerSignIn
-      key={target ? `${target.account}/${target.project}/${target.version}` : ""}
+      key={target ? placeKey(target) : ""}
       admin={admin}
       initial={target}
       notice={data.notice ?? (admin ? undefined : props.adminNotice)}
@@ -140,7 +145,13 @@ function Workspace(props: {
   const root = versionRoot(place);
   const [view, setView] = useExplorerView(place);
   const [inserting, setInserting] = useState(false);
-  const [outcome, setOutcome] = useState<WriteOutcome>();
+  // A write's summary, and where it was made (the table and the open row): it describes that
+  // place, and goes once the user moves to another row or table.
+  const here = `${view.table ?? ""}\n${view.row ?? ""}`;
+  const [outcome, setOutcome] = useState<{ write: WriteOutcome; at: string }>();
+  useEffect(() => {
+    if (outcome && outcome.at !== here) setOutcome(undefined);
+  }, [here]);
   const [refresh, setRefresh] = useState(0);
 
   const collections = useLoad(() => loadCollections(client, root), [client, root]);
@@ -164,7 +175,8 @@ function Workspace(props: {
     setInserting(false);
   };
   const written = (o: WriteOutcome, deleted = false) => {
-    setOutcome(o);
+    // A deleted row closes: its summary stays with the table.
+    setOutcome({ write: o, at: deleted ? `${view.table ?? ""}\n` : here });
     setRefresh((n) => n + 1);
     if (deleted) setView({ row: undefined }, true);
   };
@@ -265,7 +277,7 @@ function Workspace(props: {
                   }}
                 />
               )}
-              <TxSummary outcome={outcome} />
+              <TxSummary outcome={outcome?.at === here ? outcome.write : undefined} />
               {inserting && columns.value && (
                 <InsertForm
                   client={client}

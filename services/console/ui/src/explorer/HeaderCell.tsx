@@ -32,7 +32,9 @@ function ResizeHandle(props: { name: string; width: number; onWidth: (w: number)
       aria-valuenow={width}
       aria-valuemin={MIN_WIDTH}
       aria-valuemax={MAX_WIDTH}
-      tabIndex={0}
+      // Out of the Tab order (the header's one stop is its sort buttons): Alt+←/→ on a column's
+      // sort button resizes it; the pointer, or arrows once focused, resize here.
+      tabIndex={-1}
       onKeyDown={(e) => {
         const by = e.key === "ArrowRight" ? STEP : e.key === "ArrowLeft" ? -STEP : 0;
         if (!by) return;
@@ -60,16 +62,32 @@ export function HeaderCell(props: {
   column: ColumnInfo;
   sort: "ascending" | "descending" | undefined;
   onSort: (() => void) | undefined;
+  /** The sort button's place in the header's one Tab stop (0: the stop, -1: reached by arrows). */
+  tabIndex: number;
   width: number;
   onWidth: (w: number) => void;
 }) {
-  const { column, sort } = props;
+  const { column, sort, width, onWidth } = props;
   const mark = sort === "ascending" ? "▲" : sort === "descending" ? "▼" : "";
   return (
     <th scope="col" aria-sort={sort}>
       <span class="th-inner">
         {props.onSort ? (
-          <button type="button" class="sort" onClick={props.onSort}>
+          <button
+            type="button"
+            class="sort"
+            data-header-stop
+            tabIndex={props.tabIndex}
+            aria-keyshortcuts="Alt+ArrowLeft Alt+ArrowRight"
+            onClick={props.onSort}
+            onKeyDown={(e) => {
+              const by = !e.altKey ? 0 : e.key === "ArrowRight" ? STEP : e.key === "ArrowLeft" ? -STEP : 0;
+              if (!by) return;
+              e.preventDefault();
+              e.stopPropagation();
+              onWidth(clamp(width + by));
+            }}
+          >
             <bdi>{column.name}</bdi>
             {mark && <span aria-hidden="true"> {mark}</span>}
           </button>

@@ -175,6 +175,8 @@ export function RowDetail(props: {
     if (Object.keys(problems).length > 0) return;
     try {
       const r = await props.client.call<{ txsummary: Row[] }>("PUT", href, { body });
+      // Saved: the draft goes now, not once the row is read again (the summary shows before that).
+      writeDraft(rowDraftPlace(href), undefined);
       props.onWritten({ what: "Saved", txsummary: r.body.txsummary ?? [] }, false);
       await reload();
     } catch (err) {

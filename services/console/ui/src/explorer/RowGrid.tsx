@@ -20,7 +20,7 @@ import { FullValue } from "./FullValue.tsx";
 import { andCondition, nextOrder, sortOf } from "./filter-text.ts";
 import { GridCell } from "./GridCell.tsx";
 import { defaultWidth, HeaderCell } from "./HeaderCell.tsx";
-import { QueryBar } from "./QueryBar.tsx";
+import { type Query, QueryBar } from "./QueryBar.tsx";
 import { queryErrorPlace } from "./query-error.ts";
 import { childNamesOf, columnsOf, metadataOf, type Row } from "./rows.ts";
 import type { WriteOutcome } from "./TxSummary.tsx";
@@ -52,13 +52,29 @@ export function RowGrid(props: {
   onOpen: (row: Row) => void;
   onWritten: (outcome: WriteOutcome) => void;
 }) {
-  const { view, onView } = props;
+  const { onView } = props;
+  // A query the user asked for is tried before it goes into the address: only one the server
+  // accepts becomes the address (and a history entry); a refused one shows its error at its
+  // input while the address keeps the last accepted query.
+  const [trial, setTrial] = useState<Query>();
+  const view: ExplorerView = trial ? { ...props.view, ...trial, page: 1 } : props.view;
+  const tryQuery = (change: Partial<Query>) =>
+    setTrial({ filter: view.filter, order: view.order, pagesize: view.pagesize, ...change });
+  // The address changed by itself (Back, a link): what it says wins over a query being tried.
+  useEffect(
+    () => setTrial(undefined),
+    [props.view.filter, props.view.order, props.view.pagesize, props.view.page],
+  );
   const params = new URLSearchParams({ pagesize: String(view.pagesize) });
   if (view.filter.trim()) params.set("filter", view.filter);
   if (view.order.trim()) params.set("order", view.order);
   const first = `${props.collectionPath}?${params}`;
   const pages = useRowPages(props.client, first);
   const { rows } = pages;
+  // The query tried has its first page: it is accepted, into the address.
+  useEffect(() => {
+    if (trial && !pages.loading && !pages.error && pages.first === first) onView({ ...trial, page: 1 });
+  }, [trial, pages.loading, pages.error, pages.first, first]);
   // After a write elsewhere (a change of `refresh`, not its value when the grid appears).
   const refreshed = useRef(props.refresh);
   useEffect(() => {
@@ -75,6 +91,9 @@ export function RowGrid(props: {
   // The grid's current cell (row index in `rows`, column index in the row): the one Tab stop
   // of the rows; the arrow keys move it, Enter opens its row.
   const [cursor, setCursor] = useState({ row: 0, col: 0 });
+  // The header's controls (select all, each column's sort button) are one Tab stop too: this
+  // one of them; ←/→, Home and End move between them.
+  const [headerStop, setHeaderStop] = useState(0);
   const moved = useRef(false);
 
   const children = useMemo(
@@ -124,18 +143,21 @@ export function RowGrid(props: {
   useLayoutEffect(() => {
     const target = pending.current;
     if (target === undefined || !box) return;
-    if (rows.length > target || pages.complete) {
+    // The rows that fill the box below the page's first row: with fewer, the box cannot scroll
+    // that row to its top, and the page in view (and its label) would be an earlier one.
+    const below = Math.max(view.pagesize, win.visibleCount);
+    if (rows.length >= target + below || pages.complete) {
       pending.current = undefined;
       setSeeking(undefined);
       box.scrollTop = Math.min(target, Math.max(0, rows.length - 1)) * ROW_HEIGHT;
     } else if (!pages.loading && !pages.error) {
-      // Up to the page asked for (and one more page) in one request.
-      pages.loadMore(target + view.pagesize - rows.length);
+      // Up to the page asked for (and what fills the box below it) in one request.
+      pages.loadMore(target + below - rows.length);
     }
   }, [box, rows.length, pages.complete, pages.loading, pages.error, view.page]);
   // Scrolling keeps the URL's page up to date (in place: Back leaves the table, not the scroll).
   useEffect(() => {
-    if (pending.current === undefined && rows.length > 0 && pageInView !== view.page)
+    if (!trial && pending.current === undefined && rows.length > 0 && pageInView !== view.page)
       onView({ page: pageInView }, true);
   }, [pageInView]);
   // Near the end of what is loaded: the next page.
@@ -218,6 +240,29 @@ export function RowGrid(props: {
     e.preventDefault();
     action();
   }
+  function onHeaderKey(e: KeyboardEvent) {
+    if (e.altKey) return;
+    const controls = Array.from(
+      (e.currentTarget as HTMLElement).querySelectorAll<HTMLElement>("[data-header-stop]"),
+    );
+    const at = controls.indexOf(e.target as HTMLElement);
+    const to: Record<string, number> = {
+      ArrowRight: at + 1,
+      ArrowLeft: at - 1,
+      Home: 0,
+      End: controls.length - 1,
+    };
+    const wanted = to[e.key];
+    if (at < 0 || wanted === undefined) return;
+    e.preventDefault();
+    const next = Math.max(0, Math.min(controls.length - 1, wanted));
+    setHeaderStop(next);
+    controls[next]?.focus();
+  }
+  const sortable = columns.filter((c) => c.type !== "json").map((c) => c.name);
+  const headerStops = (writable ? 1 : 0) + sortable.length;
+  const headerTab = (index: number) => (index === Math.min(headerStop, headerStops - 1) ? 0 : -1);
+
   // The focus follows the current cell when the keyboard moved it (the row is rendered by then).
   useLayoutEffect(() => {
     if (!moved.current || !box) return;
@@ -229,10 +274,10 @@ export function RowGrid(props: {
 
   return (
     <div class="rows" aria-busy={pages.loading}>
-      <QueryBar key={first} query={view} onApply={(q) => onView({ ...q, page: 1 })} errorAt={errorAt} />
+      <QueryBar key={first} query={view} onApply={tryQuery} errorAt={errorAt} />
       <FilterBuilder
         columns={columns}
-        onAdd={(condition) => onView({ filter: andCondition(view.filter, condition), page: 1 })}
+        onAdd={(condition) => tryQuery({ filter: andCondition(view.filter, condition) })}
       />
       <div class="grid-tools">
         <CsvExport
@@ -247,6 +292,7 @@ export function RowGrid(props: {
             client={props.client}
             collectionPath={props.collectionPath}
             columns={columns.filter((c) => !c.derived)}
+            row={view.row}
             onImported={pages.restart}
           />
         )}
@@ -297,11 +343,13 @@ export function RowGrid(props: {
               {hasChildren && <col style={{ width: `${CHILDREN_WIDTH}px` }} />}
             </colgroup>
             <thead>
-              <tr aria-rowindex={1}>
+              <tr aria-rowindex={1} onKeyDown={onHeaderKey}>
                 {writable && (
                   <th scope="col">
                     <input
                       type="checkbox"
+                      data-header-stop
+                      tabIndex={headerTab(0)}
                       aria-label="Select the rows shown"
                       checked={allShownSelected}
                       onChange={(e) => {
@@ -318,10 +366,9 @@ export function RowGrid(props: {
                     key={c.name}
                     column={c}
                     sort={sortOf(view.order, c.name)}
+                    tabIndex={headerTab((writable ? 1 : 0) + sortable.indexOf(c.name))}
                     onSort={
-                      c.type === "json"
-                        ? undefined
-                        : () => onView({ order: nextOrder(view.order, c.name), page: 1 })
+                      c.type === "json" ? undefined : () => tryQuery({ order: nextOrder(view.order, c.name) })
                     }
                     width={widthOf(c)}
                     onWidth={(w) => setWidths((old) => ({ ...old, [c.name]: w }))}

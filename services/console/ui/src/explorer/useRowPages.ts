@@ -29,6 +29,8 @@ const CATCH_UP_ROWS = 1000;
 const RETRY_AFTER_MS = 1000;
 
 export interface RowPages {
+  /** The query these rows are of (its first page's path): another one's until its rows arrive. */
+  first: string | undefined;
   rows: Row[];
   /** The next page's path; undefined once every row is loaded. */
   next: string | undefined;
@@ -49,6 +51,7 @@ export interface RowPages {
 }
 
 interface State {
+  first: string | undefined;
   rows: Row[];
   next: string | undefined;
   complete: boolean;
@@ -56,7 +59,14 @@ interface State {
   loading: boolean;
 }
 
-const START: State = { rows: [], next: undefined, complete: false, error: undefined, loading: true };
+const START: State = {
+  first: undefined,
+  rows: [],
+  next: undefined,
+  complete: false,
+  error: undefined,
+  loading: true,
+};
 
 export function useRowPages(client: Client, first: string): RowPages {
   const [state, setState] = useState<State>(START);
@@ -75,6 +85,7 @@ export function useRowPages(client: Client, first: string): RowPages {
             busy.current = false;
             const page = pageOf<Row>(r.body);
             setState((s) => ({
+              first,
               rows: replace ? page.items : [...s.rows, ...page.items],
               next: page.next,
               complete: !page.next,
@@ -99,7 +110,7 @@ export function useRowPages(client: Client, first: string): RowPages {
         );
       void attempt(true);
     },
-    [client],
+    [client, first],
   );
 
   const restart = useCallback(() => {

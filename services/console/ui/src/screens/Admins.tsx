@@ -42,7 +42,7 @@ export function Admins({ context }: { context: AdminContext }) {
         <LoadStatus what="administrators" load={admins} />
         {admins.value && (
           <Table
-            label="Administrators"
+            label="List of administrators"
             rows={admins.value}
             rowKey={(a) => a.login}
             columns={[

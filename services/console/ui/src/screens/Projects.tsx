@@ -23,7 +23,7 @@ export function Projects({ context }: { context: AdminContext }) {
       {projects.value && projects.value.length === 0 && <p class="empty">No projects yet.</p>}
       {projects.value && projects.value.length > 0 && (
         <Table
-          label="Projects"
+          label="List of projects"
           rows={projects.value}
           rowKey={(p) => p.name}
           columns={[
