@@ -15,7 +15,12 @@ const splitList = (s: string) =>
     .map((x) => x.trim())
     .filter(Boolean);
 
-export const commaList = z.string().transform(splitList).pipe(z.array(z.string()).min(1));
+/** A list its type knows to be non-empty (after `.min(1)` said so): the current entry first. */
+const currentFirst = ([current = "", ...older]: string[]): [string, ...string[]] => [current, ...older];
+
+const nonEmptyList = z.string().transform(splitList).pipe(z.array(z.string()).min(1));
+
+export const commaList = nonEmptyList.transform(currentFirst);
 
 const port = z.coerce.number().int().min(0).max(65535);
 
@@ -49,7 +54,7 @@ export const trustedProxiesSetting = z
 const hostPort = z
   .string()
   .regex(/^[A-Za-z0-9.-]+:\d{1,5}$|^\[[0-9A-Fa-f:.]+\]:\d{1,5}$/, "must be host:port");
-const hostPortList = commaList.pipe(z.array(hostPort));
+const hostPortList = nonEmptyList.pipe(z.array(hostPort));
 const flag = z
   .enum(["true", "false"])
   .default("false")

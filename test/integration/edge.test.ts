@@ -297,7 +297,7 @@ describe("the edge (nginx rendered from the routing table)", function () {
     // meets when a service closes a connection as idle just as a request goes out on it.
     const served = new WeakSet<Socket>();
     const seen: string[] = [];
-    const closing = await service("data", (req, res) => {
+    const closing = await service("data", (req, _res) => {
       if (served.has(req.socket)) {
         seen.push(`${req.method} ${req.url}, dropped`);
         req.socket.destroy();

@@ -46,7 +46,7 @@ export async function createAuthService(config: AuthConfig, logger: Logger): Pro
     const renamed = await keys.renameLegacyKeys();
     if (renamed > 0) logger.info({ renamed }, "key records renamed to the hash-tagged layout");
   }
-  const data = createDataServiceClient(config.DATA_SERVICE_URL, config.SERVICE_TOKEN[0]!);
+  const data = createDataServiceClient(config.DATA_SERVICE_URL, config.SERVICE_TOKEN[0]);
   const rateLimits = rateLimitSettings(config);
   const plans = new PlanStore(redis, config.REDIS_PREFIX, planSettings(config));
   const quotaRefusals = metrics.counter(

@@ -47,13 +47,17 @@ export async function handleAdminAuthentication(
 ): Promise<Record<string, unknown>> {
   const action = readAuthenticationBody(req.body);
   // Only administrators' keys of this account: a project's key or another account's is 401/4012.
-  const checkScope = (record: KeyRecord) => {
+  const adminOf = (record: KeyRecord) => {
     if (!record.admin || record.account !== req.account) throw errors.wrongScope();
+    return record.admin;
+  };
+  const checkScope = (record: KeyRecord) => {
+    adminOf(record);
   };
   // A key whose administrator is gone, has a new password, or whose account was created again: 4011.
   let currentRole: string | undefined;
   const stillValid = async (record: KeyRecord) => {
-    currentRole = (await currentStanding(deps.directory, req.account, record.admin!, req.requestId)).role;
+    currentRole = (await currentStanding(deps.directory, req.account, adminOf(record), req.requestId)).role;
   };
   switch (action.kind) {
     case "login":

@@ -30,7 +30,8 @@ export function createIdentityFieldsCache(
   const id = (account: string, project: string) => `${account}/${project}`;
   const remember = (key: string, entry: Entry) => {
     entries.delete(key);
-    if (entries.size >= maxProjects) entries.delete(entries.keys().next().value!);
+    const oldest = entries.keys().next();
+    if (entries.size >= maxProjects && !oldest.done) entries.delete(oldest.value);
     entries.set(key, entry);
   };
 

@@ -138,7 +138,7 @@ export function pageOf<T>(answer: unknown): Page<T> {
   const all = Array.isArray(answer) ? [...answer] : [];
   const last = all.at(-1) as { "@metadata"?: { next_batch?: string } } | undefined;
   const nextBatch = last?.["@metadata"]?.next_batch;
-  if (typeof nextBatch === "string" && Object.keys(last!).length === 1) {
+  if (last && typeof nextBatch === "string" && Object.keys(last).length === 1) {
     all.pop();
     return { items: all as T[], next: localPath(nextBatch) };
   }

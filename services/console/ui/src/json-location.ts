@@ -15,11 +15,13 @@ export function parseJsonPath(path: string): JSONPath | undefined {
   ];
   let rest = path.slice(1);
   while (rest) {
-    const form = forms.map(([pattern, value]) => [pattern.exec(rest), value] as const).find(([m]) => m);
-    if (!form) return undefined;
-    const [m, value] = form;
-    segments.push(value(m![1]!));
-    rest = rest.slice(m![0].length);
+    const [step] = forms.flatMap(([pattern, value]) => {
+      const m = pattern.exec(rest);
+      return m?.[1] === undefined ? [] : [{ segment: value(m[1]), length: m[0].length }];
+    });
+    if (!step) return undefined;
+    segments.push(step.segment);
+    rest = rest.slice(step.length);
   }
   return segments;
 }

@@ -58,12 +58,14 @@ export interface ApiDocsRequest {
 
 /** The document as JSON text. */
 export function apiDocument(req: ApiDocsRequest): string {
-  const whole = !req.principal || hasApiDocsRole(req.project, req.principal);
-  const view = whole
+  // The key whose document is its own part of the API; none when the document is the whole API.
+  const keyed = req.principal && !hasApiDocsRole(req.project, req.principal) ? req.principal : undefined;
+  const whole = !keyed;
+  const view = !keyed
     ? "*"
-    : req.principal!.administrator
+    : keyed.administrator
       ? "account reader"
-      : JSON.stringify([...req.principal!.roles].sort());
+      : JSON.stringify([...keyed.roles].sort());
   const id = JSON.stringify([req.version.name, view, req.addressing.restBase, req.format]);
   let kept = documents.get(req.project);
   if (!kept) {
@@ -76,8 +78,8 @@ export function apiDocument(req: ApiDocsRequest): string {
       project: req.project,
       version: req.version,
       addressing: req.addressing,
-      access: whole ? fullAccess : keyAccess(req.project, req.principal!),
-      mayCall: (resource) => whole || mayCall(resource, req.principal!),
+      access: keyed ? keyAccess(req.project, keyed) : fullAccess,
+      mayCall: (resource) => !keyed || mayCall(resource, keyed),
       whole,
       authSchemes: req.authSchemes,
     });

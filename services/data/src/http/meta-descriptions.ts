@@ -3,6 +3,7 @@ import { ACCESS_LEVELS } from "../domain/definition/project-definition.ts";
 import type { ResourceModel, TableModel } from "../domain/model/project-model.ts";
 import type { JavaScriptResourceModel } from "../domain/model/script-model.ts";
 import { indexServes } from "../domain/model/table-indexes.ts";
+import { columnNamed } from "../domain/model/table-model.ts";
 import { collectionHref } from "../domain/read/representation.ts";
 import type { AccessView } from "./access-view.ts";
 import type { ProjectRequest } from "./project-request.ts";
@@ -67,7 +68,7 @@ export function describeTable(r: ProjectRequest, table: TableModel, detailed: bo
     columns: table.columnOrder
       .filter((name) => !columns || columns.has(name))
       .map((name) => {
-        const c = table.columns.get(name)!;
+        const c = columnNamed(table, name);
         const derived = derivedBy(r, table.name, name);
         return {
           name,

@@ -12,7 +12,9 @@ import type {
   TableModel,
   VersionModel,
 } from "../domain/model/project-model.ts";
+import { resourceOfTable } from "../domain/model/project-model.ts";
 import type { JavaScriptResourceModel } from "../domain/model/script-model.ts";
+import { columnNamed } from "../domain/model/table-model.ts";
 import { type Addressing, collectionHref } from "../domain/read/representation.ts";
 import { REFUSAL_CODES, REFUSAL_STATUS } from "../scripts/script-answers.ts";
 import type { AccessView } from "./access-view.ts";
@@ -135,7 +137,7 @@ function childCollections(resource: ResourceModel, version: VersionModel): [stri
   }
   return [...resource.table.children.values()].map((rel): [string, ResourceModel] => [
     rel.childrenName,
-    version.resources.get(rel.childTable)!,
+    resourceOfTable(version, rel.childTable),
   ]);
 }
 
@@ -196,7 +198,7 @@ function updateSchema(resource: ResourceModel, req: DocsRequest, columns: Set<st
 }
 
 function keyParameter(table: TableModel): Json {
-  const columns = table.key.map((k) => table.columns.get(k)!);
+  const columns = table.key.map((k) => columnNamed(table, k));
   const description = `The key (${table.key.join(", ")}), URL-encoded${columns.length > 1 ? "; the values joined by ','" : ""}.`;
   const [only] = columns;
   if (only && columns.length === 1) {

@@ -17,6 +17,7 @@
  * Written by hand: the escaping rules are few (below), and no small library
  * both encodes names and replaces the characters XML 1.0 cannot carry.
  */
+import { present } from "../../../../shared/present.ts";
 import { isPlainObject } from "../domain/model/column-values.ts";
 
 const XSI = "http://www.w3.org/2001/XMLSchema-instance";
@@ -59,7 +60,7 @@ const TEXT_ESCAPES: Record<string, string> = {
 };
 
 function encodeChar(c: string): string {
-  const code = c.codePointAt(0)!;
+  const code = present(c.codePointAt(0), "the code point of a name's character");
   return `_x${code
     .toString(16)
     .toUpperCase()

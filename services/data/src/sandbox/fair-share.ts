@@ -13,6 +13,7 @@
  *   refused at once (and its waiting calls too), with the time after which it
  *   is under again. So is a call past `accountQueue` waiting calls.
  */
+import { present } from "../../../../shared/present.ts";
 
 export interface FairShareLimits {
   /** Calls of one account that run at once. */
@@ -154,7 +155,7 @@ export class FairShare {
         share.waiting = share.waiting.filter((w) => w !== waiter);
         if (share.waiting.length === 0) this.round = this.round.filter((a) => a !== account);
         this.forgetIfIdle(account, share);
-        reject(signal!.reason);
+        reject(signal?.reason);
       };
       const waiter: Waiter = {
         grant: (turn) => {
@@ -233,8 +234,9 @@ export class FairShare {
   private next(): void {
     let skipped = 0;
     while (this.running < this.limits.totalConcurrency && skipped < this.round.length) {
-      const account = this.round.shift()!;
-      const share = this.accounts.get(account)!;
+      const account = this.round.shift();
+      if (account === undefined) break;
+      const share = present(this.accounts.get(account), "the share of an account in the round");
       const refusal = this.overBudget(share);
       if (refusal) {
         const waiting = share.waiting;
@@ -248,8 +250,11 @@ export class FairShare {
         skipped++;
         continue;
       }
+      // In the round only while it has a waiting call (see the abort and the refusal above).
+      const waiter = share.waiting.shift();
+      if (!waiter) continue;
       skipped = 0;
-      share.waiting.shift()!.grant(this.start(account, share));
+      waiter.grant(this.start(account, share));
       if (share.waiting.length > 0) this.round.push(account);
     }
   }

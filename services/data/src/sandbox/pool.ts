@@ -190,10 +190,10 @@ export class IsolateProgram extends ProgramBase implements WorkerOwner {
 
   /** Gives idle isolates to waiting calls and starts new isolates while there is room. */
   private pump(): void {
-    while (this.waiters.length > 0) {
+    for (let waiter = this.waiters[0]; waiter !== undefined; waiter = this.waiters[0]) {
       const worker = this.takeIdleForWaiter();
       if (!worker) break;
-      const waiter = this.waiters.shift()!;
+      this.waiters.shift();
       clearTimeout(waiter.timer);
       waiter.resolve(worker);
     }

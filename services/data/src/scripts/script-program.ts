@@ -15,6 +15,7 @@
  * an unchanged answer does not travel back out of the sandbox).
  */
 
+import { present } from "../../../../shared/present.ts";
 import type { VersionScripts } from "../domain/model/script-model.ts";
 import type { ProgramSource } from "../sandbox/index.ts";
 
@@ -81,7 +82,10 @@ export function scriptProgramSources(
   libraries: Record<string, { code: string }>,
 ): ProgramSource[] {
   return [
-    ...scripts.libraries.map((name) => ({ code: libraries[name]!.code, filename: `${name}.js` })),
+    ...scripts.libraries.map((name) => ({
+      code: present(libraries[name], `library '${name}'`).code,
+      filename: `${name}.js`,
+    })),
     { code: dispatcher(scripts), filename: "tessera-scripts.js" },
   ];
 }

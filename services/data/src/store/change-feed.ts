@@ -22,6 +22,7 @@ import { randomUUID } from "node:crypto";
 import { BSON } from "mongodb";
 import { z } from "zod";
 import type { RedisClient } from "../../../../shared/redis/clients.ts";
+import { pairsOf } from "../../../../shared/redis/flat-pairs.ts";
 import { feedAppendedKey, feedStreamKey } from "../../../../shared/redis/key-layout.ts";
 import { defineScript, type Script } from "../../../../shared/redis/scripts.ts";
 import { readStored, readStoredJson } from "../../../../shared/stored-json.ts";
@@ -129,8 +130,7 @@ const storedRules = z.array(z.string());
 
 /** Reads one stream entry back; null when it is not an event of this feed. */
 export function parseFeedEntry(id: string, flat: string[]): FeedEvent | null {
-  const f = new Map<string, string>();
-  for (let i = 0; i + 1 < flat.length; i += 2) f.set(flat[i]!, flat[i + 1]!);
+  const f = new Map(pairsOf(flat));
   const verb = f.get("verb") as FeedVerb | undefined;
   const table = f.get("table");
   const key = f.get("key");

@@ -28,7 +28,7 @@ export function toMongoFilter(filter: RowFilter): Document {
     case "or":
       return { $or: filter.items.map(toMongoFilter) };
     case "afterKey":
-      return afterKey(filter.columns, filter.values, directionsOf(filter));
+      return afterKey(keyParts(filter));
     case "client":
       return filter.filter.query;
   }
@@ -39,8 +39,19 @@ function equalities(columns: string[], values: unknown[]): Document {
   return Object.fromEntries(columns.map((c, i) => [c, { $eq: values[i] }]));
 }
 
-const directionsOf = (filter: { columns: string[]; directions?: (1 | -1)[] }): (1 | -1)[] =>
-  filter.directions ?? filter.columns.map(() => 1);
+/** A column of an "after" position, with its direction (ascending unless given) and its value. */
+interface KeyPart {
+  column: string;
+  direction: 1 | -1;
+  value: unknown;
+}
+
+const keyParts = (filter: Extract<RowFilter, { op: "afterKey" }>): KeyPart[] =>
+  filter.columns.map((column, i) => ({
+    column,
+    direction: filter.directions?.[i] ?? 1,
+    value: filter.values[i],
+  }));
 
 /** The operator of "after" and of "at or after" in a direction. */
 const after = (direction: 1 | -1) => (direction === 1 ? "$gt" : "$lt");
@@ -50,14 +61,17 @@ const atOrAfter = (direction: 1 | -1) => (direction === 1 ? "$gte" : "$lte");
  * Lexicographic "after": equal on the first i columns and after on column i, for each i; with
  * more than one column, also "at or after" on the first (which each alternative implies).
  */
-function afterKey(columns: string[], values: unknown[], directions: (1 | -1)[]): Document {
-  const alternatives = columns.map((c, i) => ({
-    ...equalities(columns.slice(0, i), values.slice(0, i)),
-    [c]: { [after(directions[i]!)]: values[i] },
+function afterKey(parts: KeyPart[]): Document {
+  const alternatives = parts.map(({ column, direction, value }, i) => ({
+    ...Object.fromEntries(parts.slice(0, i).map((p) => [p.column, { $eq: p.value }])),
+    [column]: { [after(direction)]: value },
   }));
   const [first, ...more] = alternatives;
   if (first && more.length === 0) return first;
-  return { $and: [{ [columns[0]!]: { [atOrAfter(directions[0]!)]: values[0] } }, { $or: alternatives }] };
+  const lead = parts
+    .slice(0, 1)
+    .map(({ column, direction, value }) => ({ [column]: { [atOrAfter(direction)]: value } }));
+  return { $and: [...lead, { $or: alternatives }] };
 }
 
 /**
@@ -96,14 +110,13 @@ export function rowMatcher(filter: RowFilter): (row: RowDocument) => boolean {
       return (row) => items.some((matches) => matches(row));
     }
     case "afterKey": {
-      const { columns, values } = filter;
-      const directions = directionsOf(filter);
+      const parts = keyParts(filter);
       // Equal on the first i columns and after on column i, for some i (as afterKey's query).
       return (row) =>
-        columns.some(
-          (c, i) =>
-            satisfiesRange(row[c], after(directions[i]!), values[i]) &&
-            columns.slice(0, i).every((d, j) => equalsOperand(row[d], values[j])),
+        parts.some(
+          ({ column, direction, value }, i) =>
+            satisfiesRange(row[column], after(direction), value) &&
+            parts.slice(0, i).every((p) => equalsOperand(row[p.column], p.value)),
         );
     }
     case "client":

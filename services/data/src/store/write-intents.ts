@@ -35,6 +35,7 @@ import { z } from "zod";
 import { type ApiError, errors } from "../../../../shared/errors.ts";
 import { randomHex } from "../../../../shared/random-hex.ts";
 import type { RedisClient } from "../../../../shared/redis/clients.ts";
+import { pairsOf } from "../../../../shared/redis/flat-pairs.ts";
 import {
   intentDatabasesKey,
   intentIndexKey,
@@ -475,9 +476,7 @@ export class WriteIntents {
     } catch (err) {
       throw redisFailure(err);
     }
-    const pairs: [string, string][] = [];
-    for (let i = 0; i + 1 < flat.length; i += 2) pairs.push([flat[i]!, flat[i + 1]!]);
-    return pairs;
+    return pairsOf(flat);
   }
 
   /**

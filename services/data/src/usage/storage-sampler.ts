@@ -141,8 +141,9 @@ export class StorageSampler {
           );
         }
       }
-      if (accounts.length < PAGE) break;
-      after = accounts.at(-1)!._id;
+      const last = accounts.at(-1);
+      if (accounts.length < PAGE || !last) break;
+      after = last._id;
     }
     this.#deps.onRound?.(snapshots, (performance.now() - started) / 1000);
   }

@@ -85,8 +85,8 @@ export function aggregate(
 ): SeriesPoint[] {
   const points: SeriesPoint[] = [];
   for (let at = from; at < to; at += stepMs) points.push({ at, values: {} });
-  /** When each gauge of each point was measured, so the latest wins. */
-  const measuredAt = points.map(() => new Map<string, number>());
+  /** Each point with when each of its gauges was measured, so the latest wins. */
+  const slots = points.map((point) => ({ point, measuredAt: new Map<string, number>() }));
   const width = bucketMs(resolution);
   for (const [period, fields] of periods) {
     const start = periodStart(resolution, period);
@@ -95,15 +95,14 @@ export function aggregate(
       if (bar < 0) continue;
       const at = start + Number(field.slice(0, bar)) * width;
       if (at < from || at >= to) continue;
-      const index = Math.floor((at - from) / stepMs);
-      const point = points[index];
+      const slot = slots[Math.floor((at - from) / stepMs)];
       const value = Number(text);
-      if (!point || !Number.isFinite(value)) continue;
+      if (!slot || !Number.isFinite(value)) continue;
+      const { point, measuredAt } = slot;
       const metric = field.slice(bar + 1);
       if (isGauge(metric)) {
-        const seen = measuredAt[index]!;
-        if ((seen.get(metric) ?? -1) <= at) {
-          seen.set(metric, at);
+        if ((measuredAt.get(metric) ?? -1) <= at) {
+          measuredAt.set(metric, at);
           point.values[metric] = value;
         }
       } else point.values[metric] = (point.values[metric] ?? 0) + value;

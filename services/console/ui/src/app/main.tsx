@@ -196,4 +196,6 @@ function Layout(props: {
   );
 }
 
-render(<App />, document.getElementById("app")!);
+const root = document.getElementById("app");
+if (!root) throw new Error("the page has no #app element to render the console in");
+render(<App />, root);

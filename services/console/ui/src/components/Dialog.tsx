@@ -11,7 +11,8 @@ export function Dialog(props: {
   const ref = useRef<HTMLDialogElement>(null);
   // Opened before the first paint, so the dialog is never shown without its focus trap.
   useLayoutEffect(() => {
-    const dialog = ref.current!;
+    const dialog = ref.current;
+    if (!dialog) return;
     if (!dialog.open) dialog.showModal();
     return () => dialog.open && dialog.close();
   }, []);

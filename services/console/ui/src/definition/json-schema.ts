@@ -397,7 +397,7 @@ function withoutLast(document: unknown, path: PathSegment[]): unknown {
         ? (holder as Record<string, unknown>)[segment as string]
         : undefined;
   }
-  const last = path[path.length - 1]!;
+  const last = path.at(-1);
   if (isObject(holder) && typeof last === "string") delete holder[last];
   return copy;
 }

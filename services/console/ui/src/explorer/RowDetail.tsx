@@ -103,15 +103,14 @@ export function RowDetail(props: {
   const children = childNamesOf([row], props.children);
   const attributes = attributesOf(row, props.columns, children);
   const typeOf = (name: string) => attributes.find((a) => a.name === name)?.type ?? "string";
-  const changed = Object.entries(edits)
-    .filter(([k, draft]) => draftChanged(typeOf(k), row[k], draft))
-    .map(([k]) => k);
+  const changedEdits = Object.entries(edits).filter(([k, draft]) => draftChanged(typeOf(k), row[k], draft));
+  const changed = changedEdits.map(([k]) => k);
   // The edits are a draft of this row (kept in the tab, with the checksum they were made from)
   // until saved or dropped: an expired session, a 401 or a reload loses nothing, and saving
   // later is still conditional on that checksum.
   useEffect(() => {
     if (!href || props.readOnly) return;
-    const kept = Object.fromEntries(changed.map((k) => [k, edits[k]!]));
+    const kept = Object.fromEntries(changedEdits);
     writeDraft<RowDraft>(
       rowDraftPlace(href),
       changed.length > 0 ? { checksum: meta.checksum, edits: kept } : undefined,

@@ -42,8 +42,9 @@ export async function insertInBatches(
       onProgress(done);
     } catch (err) {
       if (!isRowProblem(err)) throw err;
-      if (batch.length === 1) {
-        outcome.refused.push({ line: batch[0]!.line, message: refusal(err) });
+      const [first] = batch;
+      if (first && batch.length === 1) {
+        outcome.refused.push({ line: first.line, message: refusal(err) });
         done += 1;
         onProgress(done);
         return;

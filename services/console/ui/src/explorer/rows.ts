@@ -54,7 +54,7 @@ export function childListsOf(row: Row, children: Set<string>): [string, Row[]][]
  * (`/rest/acme/shop/v1/customer/A%204` → `customer / A 4`).
  */
 export function rowName(path: string): string {
-  const parts = path.split("?")[0]!.split("/").filter(Boolean).slice(4);
+  const parts = path.replace(/\?.*$/s, "").split("/").filter(Boolean).slice(4);
   return parts
     .map((p) => {
       try {

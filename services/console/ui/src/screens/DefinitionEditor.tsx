@@ -149,12 +149,14 @@ export function DefinitionEditor(props: {
   // The server's problems are marked in the text too, while it is the text they are about.
   useEffect(() => {
     const about = state.problems;
-    const spans = (about?.list ?? []).flatMap((p) => {
-      const span = locate(about!.text, p.path);
-      return span
-        ? [{ from: span.offset, to: span.offset + span.length, message: `${p.path}: ${p.message}` }]
-        : [];
-    });
+    const spans = !about
+      ? []
+      : about.list.flatMap((p) => {
+          const span = locate(about.text, p.path);
+          return span
+            ? [{ from: span.offset, to: span.offset + span.length, message: `${p.path}: ${p.message}` }]
+            : [];
+        });
     editor.current?.setServerProblems(about?.text ?? "", spans);
   }, [state.problems]);
 

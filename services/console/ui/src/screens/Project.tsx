@@ -12,8 +12,9 @@ import { Revisions } from "./Revisions.tsx";
 import { Users } from "./Users.tsx";
 import { Webhooks } from "./Webhooks.tsx";
 
+const DEFINITION_TAB = { id: "definition", label: "Definition" };
 const TABS = [
-  { id: "definition", label: "Definition" },
+  DEFINITION_TAB,
   { id: "revisions", label: "Revisions" },
   { id: "users", label: "Users" },
   { id: "keys", label: "API keys" },
@@ -23,7 +24,8 @@ const TABS = [
 
 export function Project(props: { context: AdminContext; name: string | undefined; tab: string | undefined }) {
   const { context, name } = props;
-  const tab = TABS.some((t) => t.id === props.tab) ? props.tab! : "definition";
+  const shown = TABS.find((t) => t.id === props.tab) ?? DEFINITION_TAB;
+  const tab = shown.id;
   const project = useLoad(
     async (signal) => (name === undefined ? undefined : context.api.projects.get(name, signal)),
     [context, name],
@@ -40,7 +42,7 @@ export function Project(props: { context: AdminContext; name: string | undefined
   // Only the project the address names: never another one's definition under this name.
   const loaded = project.value?.name === name ? project.value : undefined;
   const roles = Object.keys((loaded?.definition.roles as Record<string, unknown> | undefined) ?? {});
-  const tabLabel = TABS.find((t) => t.id === tab)!.label;
+  const tabLabel = shown.label;
   return (
     <section aria-labelledby="project-title" aria-busy={project.loading}>
       <p class="crumbs">

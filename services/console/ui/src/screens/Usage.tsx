@@ -5,6 +5,7 @@
  * range's totals as a table (what the charts show, as text).
  */
 import { useMemo, useState } from "preact/hooks";
+import { present } from "../../../../../shared/present.ts";
 import type { UsagePointView, UsageView, UsageWarningView } from "../admin-api.ts";
 import type { AdminContext } from "../admin-context.ts";
 import { LoadStatus } from "../components/LoadStatus.tsx";
@@ -15,8 +16,9 @@ import { Time } from "../components/Time.tsx";
 import { type ChartSeries, UsageChart } from "../components/UsageChart.tsx";
 import { useLoad } from "../components/useLoad.ts";
 
+const DAY = { value: "day", label: "Last 24 hours", days: 1, step: "1h" };
 const RANGES = [
-  { value: "day", label: "Last 24 hours", days: 1, step: "1h" },
+  DAY,
   { value: "week", label: "Last 7 days", days: 7, step: "6h" },
   { value: "month", label: "Last 30 days", days: 30, step: "1d" },
 ];
@@ -88,8 +90,8 @@ const requestsOf = (p: UsagePointView, kind: keyof UsagePointView["requests"]) =
 
 export function Usage({ context }: { context: AdminContext }) {
   const { api } = context;
-  const [range, setRange] = useState("day");
-  const chosen = RANGES.find((r) => r.value === range) ?? RANGES[0]!;
+  const [range, setRange] = useState(DAY.value);
+  const chosen = RANGES.find((r) => r.value === range) ?? DAY;
   const usage = useLoad(
     (signal) => {
       const to = new Date();
@@ -142,7 +144,10 @@ export function Usage({ context }: { context: AdminContext }) {
               },
               {
                 title: "In use",
-                cell: ([limit]) => (use[limit] === undefined ? "—" : amount(limit, use[limit]!)),
+                cell: ([limit]) => {
+                  const used = use[limit];
+                  return used === undefined ? "—" : amount(limit, used);
+                },
               },
             ]}
           />
@@ -185,7 +190,7 @@ function chartsOf(points: UsagePointView[]) {
   const line = (label: string, i: number, values: (number | null)[]): ChartSeries => ({
     label,
     values,
-    stroke: COLOURS[i % COLOURS.length]!,
+    stroke: present(COLOURS[i % COLOURS.length], "a chart colour"),
   });
   const kinds = ["read", "write", "stream", "admin"] as const;
   return {

@@ -8,6 +8,7 @@ import { decodePathSegment } from "../../../../../shared/http/path-segment.ts";
 import { present } from "../../../../../shared/present.ts";
 import type { RowId } from "../../store/tenant-rows.ts";
 import type { ColumnModel, TableModel } from "./project-model.ts";
+import { columnNamed } from "./table-model.ts";
 
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 /** The strings number and integer columns take besides JSON numbers: no hex, binary, octal or blanks. */
@@ -107,7 +108,7 @@ export function parseKeySegment(table: TableModel, raw: string): Record<string, 
   const values: Record<string, unknown> = {};
   table.key.forEach((k, i) => {
     const text = decodePathSegment(present(parts[i], "a key part"));
-    const column = present(table.columns.get(k), `key column '${k}' of '${table.name}'`);
+    const column = columnNamed(table, k);
     try {
       values[k] = coerceValue(column, column.type === "string" ? text : parseScalar(text), k);
     } catch {

@@ -5,6 +5,7 @@
  * JSON paths. A reference to a part that was lost (see definition-salvage.ts)
  * is not reported: that part's own problem already was.
  */
+import { present } from "../../../../../shared/present.ts";
 import type { TenantStorage } from "../../store/storage-names.ts";
 import { LostParts } from "../definition/definition-salvage.ts";
 import { type Problem, problemList, type Report } from "../definition/problems.ts";
@@ -106,6 +107,11 @@ export type FilterChecker = (
  * this: a project deleted and created again gets new programs (none of its
  * predecessor's state), and the deleted one's programs are dropped together.
  */
+/** The resource of a table the model itself names (a relationship's): every table has one. */
+export function resourceOfTable(version: VersionModel, table: string): ResourceModel {
+  return present(version.resources.get(table), `the resource of '${table}'`);
+}
+
 export function programKeyPrefix(project: Pick<ProjectModel, "account" | "name" | "uid">): string {
   return `${project.account}/${project.name}@${project.uid}/`;
 }

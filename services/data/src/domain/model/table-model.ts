@@ -5,6 +5,7 @@
  * reported). The rest of the model (project-model.ts) and the rules
  * (rule-model.ts) are compiled over these tables.
  */
+import { present } from "../../../../../shared/present.ts";
 import type { LostParts } from "../definition/definition-salvage.ts";
 import type { Report } from "../definition/problems.ts";
 import type { ColumnDefinition, ColumnType, ProjectDefinition } from "../definition/project-definition.ts";
@@ -56,6 +57,11 @@ export function tableNamed(tables: ReadonlyMap<string, TableModel>, name: string
   const table = tables.get(name);
   if (!table) throw new Error(`The project has no table '${name}'`);
   return table;
+}
+
+/** A column of the table by a name the model itself holds (its key's, its column order's): every such column exists. */
+export function columnNamed(table: TableModel, name: string): ColumnModel {
+  return present(table.columns.get(name), `column '${name}' of '${table.name}'`);
 }
 
 function columnModel(name: string, c: ColumnDefinition): ColumnModel {

@@ -161,7 +161,7 @@ export function isKeysetOrder(table: TableModel, sort: SortSpec): boolean {
   return sort.every(([f]) => {
     if (table.key.includes(f)) return true;
     const column = table.columns.get(f);
-    return column !== undefined && column.required && column.type !== "json";
+    return column?.required === true && column.type !== "json";
   });
 }
 

@@ -9,13 +9,15 @@ import { present } from "../../../../../shared/present.ts";
 import type { RowDocument, RowWrite, TenantRows, WriteLoop, WriteQuota } from "../../store/tenant-rows.ts";
 import type { AccessLevel } from "../definition/project-definition.ts";
 import { coerceValue, isPlainObject, parseKeySegment, rowId } from "../model/column-values.ts";
-import type {
-  ProjectModel,
-  Relationship,
-  ResourceModel,
-  TableModel,
-  VersionModel,
+import {
+  type ProjectModel,
+  type Relationship,
+  type ResourceModel,
+  resourceOfTable,
+  type TableModel,
+  type VersionModel,
 } from "../model/project-model.ts";
+import { columnNamed } from "../model/table-model.ts";
 import { type Permission, type Principal, requirePermission } from "../read/authorization.ts";
 import { childrenQuery, rowFilterQuery } from "../read/query-builder.ts";
 import { type Addressing, checksumOf } from "../read/representation.ts";
@@ -145,11 +147,12 @@ function nestedOf(ctx: Ctx, resource: ResourceModel, name: string): Nested | und
   if (sub?.via) return { resource: sub, relationship: sub.via.relationship, kind: sub.via.kind };
   if (!resource.isTable) return undefined;
   const version = present(ctx.req.project.versions.get(ctx.req.addressing.version), "the request's version");
-  const resourceOf = (table: string) => present(version.resources.get(table), `the resource of '${table}'`);
   const child = resource.table.children.get(name);
-  if (child) return { resource: resourceOf(child.childTable), relationship: child, kind: "children" };
+  if (child)
+    return { resource: resourceOfTable(version, child.childTable), relationship: child, kind: "children" };
   const parent = resource.table.parents.get(name);
-  if (parent) return { resource: resourceOf(parent.parentTable), relationship: parent, kind: "parent" };
+  if (parent)
+    return { resource: resourceOfTable(version, parent.parentTable), relationship: parent, kind: "parent" };
   return undefined;
 }
 
@@ -423,7 +426,7 @@ async function updateRow(
     }
   }
   for (const [column, value] of Object.entries(split.values)) {
-    const c = present(table.columns.get(column), `column '${column}' of '${table.name}'`);
+    const c = columnNamed(table, column);
     if ((value === null || value === undefined) && c.required) {
       throw errors.badAttribute(`Attribute '${attributeName(resource, column)}' is required`);
     }

@@ -32,9 +32,10 @@ export function page<T, V>(
 ): (V | NextBatch)[] {
   const shown = fetched.slice(0, limit);
   const body: (V | NextBatch)[] = shown.map(view);
-  if (fetched.length > limit) {
+  const last = shown.at(-1);
+  if (fetched.length > limit && last !== undefined) {
     const base = (publicBaseUrl ?? originOf(ctx)).replace(/\/+$/, "");
-    const query = encodeQuery([...nextQuery(shown[shown.length - 1]!), ["pagesize", String(limit)]]);
+    const query = encodeQuery([...nextQuery(last), ["pagesize", String(limit)]]);
     body.push({ "@metadata": { next_batch: `${base}${ctx.path}?${query}` } });
   }
   return body;

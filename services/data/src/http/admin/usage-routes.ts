@@ -46,7 +46,8 @@ function stepParam(params: QueryParams): number {
   const value = single(params, "step");
   if (value === undefined || value === "") return 3_600_000;
   const m = /^(\d{1,7})([smhd]?)$/.exec(value);
-  const ms = m ? Number(m[1]) * UNIT_MS[m[2] || "s"]! : Number.NaN;
+  const unit = m ? UNIT_MS[m[2] || "s"] : undefined;
+  const ms = m && unit !== undefined ? Number(m[1]) * unit : Number.NaN;
   if (!(ms >= 60_000) || ms % 60_000 !== 0)
     throw errors.malformed("Parameter 'step' must be a whole number of minutes, at least 60 (seconds) or 1m");
   return ms;
@@ -67,8 +68,10 @@ export function usageRange(query: string, now: number): { from: number; to: numb
 
 /** The project's webhook subscriptions (undefined when the change feed is off). */
 async function webhookCount(deps: AdminRouteDeps, account: string, project: string) {
-  const model = deps.webhooks && (await deps.projects.get(account, project));
-  return model ? (await deps.webhooks!.store.list(model.storage)).length : undefined;
+  const { webhooks } = deps;
+  if (!webhooks) return undefined;
+  const model = await deps.projects.get(account, project);
+  return model ? (await webhooks.store.list(model.storage)).length : undefined;
 }
 
 function requireOperator(ctx: Context, what: string): void {
