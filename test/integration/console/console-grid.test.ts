@@ -18,7 +18,6 @@ import { readFileSync } from "node:fs";
 import { expect } from "chai";
 import type { Page, Request } from "playwright-core";
 import { demoProject } from "../../fixtures/demo-project.ts";
-import { putAdmin } from "../../support/admins.ts";
 import { type Browser, screenshot, startBrowser } from "../../support/browser.ts";
 import {
   expectGood,
@@ -27,8 +26,8 @@ import {
   startExplorerPlatform,
   tabAtSize,
 } from "../../support/explorer-page.ts";
-import { adminClient, projectClient } from "../../support/http.ts";
-import { type Platform, startPlatform } from "../../support/platform.ts";
+import { projectClient } from "../../support/http.ts";
+import { type Platform } from "../../support/platform.ts";
 
 /** GRID_TEST_ROWS: fewer, while working on the grid (the 100,000 take minutes to write). */
 const BIG_ROWS = Number(process.env.GRID_TEST_ROWS ?? 100_000);
