@@ -1,14 +1,25 @@
 /**
  * The patched FerretDB (services/dev-stack/ferretdb.patch) closes a database's
- * connections once they are idle (FERRETDB_SQLITE_IDLE_TIMEOUT, a minute by
+ * connections once they are idle (FERRETDB_SQLITE_IDLE_TIMEOUT, ten minutes by
  * default; short here), so its open files follow the databases in use, not
  * every account's database it ever opened. And it keeps idle connections for
- * only the FERRETDB_SQLITE_OPEN_DATABASES databases used most recently, so that
- * however many accounts are used within that minute, the open files stay within
- * a bound the file limit can hold.
+ * only the FERRETDB_SQLITE_OPEN_DATABASES databases used most recently (by
+ * default as many as three quarters of its file limit hold), so that however many
+ * accounts are used within that time, the open files stay within a bound the
+ * file limit can hold. A database closed keeps its WAL and shared-memory files
+ * (so that opening it again does not create them); dropping it removes them.
  */
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readdirSync, readlinkSync, rmSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readlinkSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { expect } from "chai";
@@ -32,37 +43,108 @@ function sqliteFiles(pid: number): number {
   return count;
 }
 
+/** A FerretDB of its own (started by `start` in a temporary directory) and a client of it. */
+async function ownStore(prefix: string, start: (dir: string) => Promise<StartedStore>, maxPoolSize = 100) {
+  const dir = mkdtempSync(path.join(os.tmpdir(), prefix));
+  const store = await start(dir);
+  const client = await MongoClient.connect(store.url, { maxPoolSize });
+  const stop = async () => {
+    await client.close();
+    await store.stop();
+    rmSync(dir, { recursive: true, force: true });
+  };
+  return { dir, store, client, stop };
+}
+
+type OwnStore = Awaited<ReturnType<typeof ownStore>>;
+
 describe("FerretDB patch: open files bounded by the databases in use", function () {
   this.timeout(120_000);
-  let dir: string;
-  let store: StartedStore;
-  let client: MongoClient;
+  let own: OwnStore;
 
   before(async () => {
-    dir = mkdtempSync(path.join(os.tmpdir(), "tessera-ferretdb-files-"));
-    store = await startFerretdb(dir, () => {}, ferretdbBinary, { FERRETDB_SQLITE_IDLE_TIMEOUT: "300ms" });
-    client = await MongoClient.connect(store.url);
+    own = await ownStore("tessera-ferretdb-files-", (dir) =>
+      startFerretdb(dir, () => {}, ferretdbBinary, { FERRETDB_SQLITE_IDLE_TIMEOUT: "300ms" }),
+    );
   });
 
-  after(async () => {
-    await client?.close();
-    await store?.stop();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  after(() => own?.stop());
 
   it("closes the files of databases nobody uses, and reads them again when one is used", async () => {
     for (let i = 0; i < DATABASES; i++)
-      await client.db(`acct${i}`).collection<{ _id: number }>("t").insertOne({ _id: i });
-    const pid = store.pid!;
+      await own.client.db(`acct${i}`).collection<{ _id: number }>("t").insertOne({ _id: i });
+    const pid = own.store.pid!;
     expect(sqliteFiles(pid)).to.be.greaterThan(DATABASES);
     await until("no SQLite file open", async () => sqliteFiles(pid) === 0);
-    expect(await client.db("acct7").collection<{ _id: number }>("t").findOne({ _id: 7 })).to.deep.equal({
+    expect(await own.client.db("acct7").collection<{ _id: number }>("t").findOne({ _id: 7 })).to.deep.equal({
       _id: 7,
     });
   });
+
+  it("keeps a closed database's WAL (emptied) and shared memory, and removes them with the database", async () => {
+    const file = path.join(own.dir, "acct3.sqlite");
+    await own.client
+      .db("acct3")
+      .collection<{ _id: number; n?: number }>("t")
+      .updateOne({ _id: 3 }, { $set: { n: 1 } });
+    const pid = own.store.pid!;
+    await until("no SQLite file open", async () => sqliteFiles(pid) === 0);
+    // Closed: the WAL was checkpointed into the database and emptied, not removed.
+    expect(statSync(`${file}-wal`).size).to.equal(0);
+    expect(existsSync(`${file}-shm`)).to.equal(true);
+    expect(
+      await own.client.db("acct3").collection<{ _id: number; n?: number }>("t").findOne({ _id: 3 }),
+    ).to.deep.equal({ _id: 3, n: 1 });
+    await own.client.db("acct3").dropDatabase();
+    for (const suffix of ["", "-wal", "-shm"]) expect(existsSync(`${file}${suffix}`), suffix).to.equal(false);
+  });
 });
 
-describe("FerretDB patch: open databases bounded, whatever the accounts used within a minute", function () {
+describe("FerretDB patch: the default bound of open databases follows the file limit", function () {
+  this.timeout(180_000);
+  /** The store's file limit: three quarters of it hold 600 × 3 / 4 / 3 = 150 databases' idle connections. */
+  const FILE_LIMIT = 600;
+  const BOUND = 150;
+  /** Accounts used within the idle timeout: more than the bound. */
+  const ACCOUNTS = 200;
+  let own: OwnStore;
+
+  before(async () => {
+    own = await ownStore(
+      "tessera-ferretdb-default-",
+      (dir) => {
+        // FerretDB started under the file limit (prlimit runs it in its own process).
+        const wrapper = path.join(dir, "ferretdb-limited");
+        writeFileSync(
+          wrapper,
+          `#!/bin/sh\nexec prlimit --nofile=${FILE_LIMIT}:${FILE_LIMIT} ${ferretdbBinary} "$@"\n`,
+        );
+        chmodSync(wrapper, 0o755);
+        return startFerretdb(path.join(dir, "state"), () => {}, wrapper);
+      },
+      4,
+    );
+  });
+
+  after(() => own?.stop());
+
+  it("keeps idle connections for no more databases than three quarters of the file limit hold", async () => {
+    const pid = own.store.pid!;
+    let most = 0;
+    const used = async (i: number) => {
+      const rows = own.client.db(`acct${i}`).collection<{ _id: string }>("t");
+      await rows.insertOne({ _id: `r${i}` });
+      expect(await rows.findOne({ _id: `r${i}` })).to.deep.equal({ _id: `r${i}` });
+      most = Math.max(most, sqliteFiles(pid));
+    };
+    for (let i = 0; i < ACCOUNTS; i += 4) await Promise.all([i, i + 1, i + 2, i + 3].map(used));
+    // The bound's databases (three files each: the database, its WAL and shared memory), those of
+    // the requests in flight and of the metadata database, and those being let go meanwhile.
+    expect(most).to.be.at.most(3 * (BOUND + 4 + 1) + 3 * 4);
+  });
+});
+
+describe("FerretDB patch: open databases bounded, whatever the accounts used within the idle timeout", function () {
   this.timeout(180_000);
   /** Databases kept open (small here, so that a few hundred accounts prove what thousands would). */
   const OPEN = 8;
@@ -73,31 +155,30 @@ describe("FerretDB patch: open databases bounded, whatever the accounts used wit
    * in use, far below the ACCOUNTS × 3 files the accounts would hold without the bound.
    */
   const FILE_LIMIT = 256;
-  let dir: string;
-  let store: StartedStore;
-  let client: MongoClient;
+  let own: OwnStore;
 
   before(async () => {
-    dir = mkdtempSync(path.join(os.tmpdir(), "tessera-ferretdb-open-"));
-    // The default idle timeout (a minute): every account below is used within it.
-    store = await startFerretdb(dir, () => {}, ferretdbBinary, {
-      FERRETDB_SQLITE_OPEN_DATABASES: String(OPEN),
-    });
-    execFileSync("prlimit", [`--pid=${store.pid}`, `--nofile=${FILE_LIMIT}:${FILE_LIMIT}`]);
-    client = await MongoClient.connect(store.url, { maxPoolSize: 4 });
+    // The default idle timeout (ten minutes): every account below is used within it.
+    own = await ownStore(
+      "tessera-ferretdb-open-",
+      async (dir) => {
+        const store = await startFerretdb(dir, () => {}, ferretdbBinary, {
+          FERRETDB_SQLITE_OPEN_DATABASES: String(OPEN),
+        });
+        execFileSync("prlimit", [`--pid=${store.pid}`, `--nofile=${FILE_LIMIT}:${FILE_LIMIT}`]);
+        return store;
+      },
+      4,
+    );
   });
 
-  after(async () => {
-    await client?.close();
-    await store?.stop();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  after(() => own?.stop());
 
   it("answers every request of many accounts used at once, its SQLite files within the bound", async () => {
-    const pid = store.pid!;
+    const pid = own.store.pid!;
     let most = 0;
     const used = async (i: number) => {
-      const rows = client.db(`acct${i}`).collection<{ _id: string; n: number }>("t");
+      const rows = own.client.db(`acct${i}`).collection<{ _id: string; n: number }>("t");
       await rows.insertOne({ _id: `r${i}`, n: i });
       const found = await rows.findOne({ _id: `r${i}` });
       expect(found).to.deep.equal({ _id: `r${i}`, n: i });
@@ -108,7 +189,10 @@ describe("FerretDB patch: open databases bounded, whatever the accounts used wit
     for (let i = 0; i < ACCOUNTS; i += 4)
       await Promise.all(
         [i, i + 1, i + 2, i + 3].map(async (j) => {
-          const found = await client.db(`acct${j}`).collection<{ _id: string; n: number }>("t").findOne({});
+          const found = await own.client
+            .db(`acct${j}`)
+            .collection<{ _id: string; n: number }>("t")
+            .findOne({});
           expect(found).to.deep.equal({ _id: `r${j}`, n: j });
         }),
       );
