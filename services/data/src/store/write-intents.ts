@@ -34,6 +34,7 @@ import { randomBytes } from "node:crypto";
 import { BSON } from "mongodb";
 import { z } from "zod";
 import { type ApiError, errors } from "../../../../shared/errors.ts";
+import { type BatchCommand, batch } from "../../../../shared/redis/batch.ts";
 import type { RedisClient } from "../../../../shared/redis/clients.ts";
 import {
   intentDatabasesKey,
@@ -194,11 +195,6 @@ for _ = 1, 100 do
 end
 return redis.call('ZCARD', KEYS[1])`;
 
-// KEYS: intents. Returns {intents recorded, intents whose lease ran out}.
-const COUNT = `
-${NOW}
-return {redis.call('ZCARD', KEYS[1]), redis.call('ZCOUNT', KEYS[1], '-inf', now)}`;
-
 // KEYS: intent databases; ARGV: database.
 const REGISTER = `
 ${NOW}
@@ -332,7 +328,6 @@ type ScriptName =
   | "finish"
   | "renew"
   | "claim"
-  | "count"
   | "register"
   | "unregister"
   | "reserve"
@@ -365,7 +360,6 @@ export class WriteIntents {
       finish: script("finish", FINISH),
       renew: script("renew", RENEW),
       claim: script("claim", CLAIM),
-      count: script("count", COUNT),
       register: script("register", REGISTER),
       unregister: script("unregister", UNREGISTER),
       reserve: script("reserve", RESERVE),
@@ -575,24 +569,50 @@ export class WriteIntents {
    * `owner`, with a fresh lease; null when there is none.
    */
   async claim(owner: string, leaseMs: number): Promise<ClaimedIntent | null> {
-    // One clock reading per pass, not one per database: a pass visits every database written in
-    // the last pruneAfterMs, which is every active tenant.
-    let now: number | undefined;
-    for (const [database, namedAt] of await this.#databases()) {
-      const r = (await this.#scripts.claim(
-        1,
-        this.#index(database),
-        this.#intentKey(database, ""),
-        owner,
-        leaseMs,
-      )) as [string, string, string, string, string] | number;
-      if (typeof r !== "number") return this.#claimed(owner, r);
-      if (r === 0) {
-        now ??= await this.#now();
-        await this.#pruneIfIdle(database, namedAt, now);
+    // A pass visits every database written in the last pruneAfterMs, which is every active tenant:
+    // one clock reading and one batch of index counts for all of them, and a script only where an
+    // intent waits (or the index may be empty).
+    const databases = await this.#databases();
+    if (databases.length === 0) return null;
+    const now = await this.#now();
+    const counts = await this.#indexCounts(
+      databases.map(([database]) => database),
+      now,
+    );
+    for (const [i, [database, namedAt]] of databases.entries()) {
+      const { recorded, expired } = counts[i]!;
+      let left = recorded;
+      if (expired > 0) {
+        const r = (await this.#scripts.claim(
+          1,
+          this.#index(database),
+          this.#intentKey(database, ""),
+          owner,
+          leaseMs,
+        )) as [string, string, string, string, string] | number;
+        if (typeof r !== "number") return this.#claimed(owner, r);
+        left = r;
       }
+      if (left === 0) await this.#pruneIfIdle(database, namedAt, now);
     }
     return null;
+  }
+
+  /** Each database's intents recorded and those whose lease ran out by `now` (Redis's clock, ms), in one batch. */
+  async #indexCounts(databases: string[], now: number): Promise<{ recorded: number; expired: number }[]> {
+    let replies: unknown[];
+    try {
+      replies = await batch(
+        this.#redis,
+        databases.flatMap((database): BatchCommand[] => [
+          ["zcard", this.#index(database)],
+          ["zcount", this.#index(database), "-inf", now],
+        ]),
+      );
+    } catch (err) {
+      throw redisFailure(err);
+    }
+    return databases.map((_, i) => ({ recorded: Number(replies[2 * i]), expired: Number(replies[2 * i + 1]) }));
   }
 
   #claimed(
@@ -627,8 +647,12 @@ export class WriteIntents {
   /** Intents recorded (in flight or waiting), and those among them whose lease ran out (waiting for recovery). */
   async count(): Promise<{ recorded: number; expired: number }> {
     const total = { recorded: 0, expired: 0 };
-    for (const [database] of await this.#databases()) {
-      const [recorded, expired] = (await this.#scripts.count(1, this.#index(database))) as [number, number];
+    const databases = await this.#databases();
+    if (databases.length === 0) return total;
+    for (const { recorded, expired } of await this.#indexCounts(
+      databases.map(([database]) => database),
+      await this.#now(),
+    )) {
       total.recorded += recorded;
       total.expired += expired;
     }
