@@ -16,7 +16,13 @@ import { createLogger } from "../../../shared/logger.ts";
 import type { RedisClient } from "../../../shared/redis/clients.ts";
 import { feedAppendedKey, feedStreamKey } from "../../../shared/redis/key-layout.ts";
 import { RedisCommandRecorder } from "../../support/redis-commands.ts";
-import { deleteKeys, isolationPrefix, keysMatching, testRedisClient, testStores } from "../../support/stores.ts";
+import {
+  deleteKeys,
+  isolationPrefix,
+  keysMatching,
+  testRedisClient,
+  testStores,
+} from "../../support/stores.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const update = (id: string, ck = "a"): PlannedWrite => ({
@@ -184,10 +190,16 @@ describe("write intents in Redis", () => {
         claimed = await recoverer.claim("r1", 1000);
       });
       expect(claimed!.id).to.equal(waiting);
-      expect(sent.filter((c) => c === "evalsha" || c === "eval"), "one claim script").to.have.length(1);
+      expect(
+        sent.filter((c) => c === "evalsha" || c === "eval"),
+        "one claim script",
+      ).to.have.length(1);
       expect(sent.filter((c) => c === "zcount")).to.have.length(databases.length);
       const idle = await recorder.record(() => recoverer.claim("r2", 1000));
-      expect(idle.filter((c) => c === "evalsha" || c === "eval"), "nothing waits: no script").to.deep.equal([]);
+      expect(
+        idle.filter((c) => c === "evalsha" || c === "eval"),
+        "nothing waits: no script",
+      ).to.deep.equal([]);
       expect(await recoverer.count()).to.deep.equal({ recorded: 1, expired: 0 });
     } finally {
       await recorder.close();

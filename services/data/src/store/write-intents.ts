@@ -323,15 +323,7 @@ function redisFailure(err: unknown): ApiError {
   return errors.unavailable("The write lock store", new Error(`${name}: ${message}`));
 }
 
-type ScriptName =
-  | "acquire"
-  | "finish"
-  | "renew"
-  | "claim"
-  | "register"
-  | "unregister"
-  | "reserve"
-  | "settle";
+type ScriptName = "acquire" | "finish" | "renew" | "claim" | "register" | "unregister" | "reserve" | "settle";
 
 export class WriteIntents {
   readonly #prefix: string;
@@ -612,7 +604,10 @@ export class WriteIntents {
     } catch (err) {
       throw redisFailure(err);
     }
-    return databases.map((_, i) => ({ recorded: Number(replies[2 * i]), expired: Number(replies[2 * i + 1]) }));
+    return databases.map((_, i) => ({
+      recorded: Number(replies[2 * i]),
+      expired: Number(replies[2 * i + 1]),
+    }));
   }
 
   #claimed(
