@@ -324,6 +324,12 @@ export const dataConfigSchema = z.object({
    * compiled again when next used. The default suits a 512 MiB pod.
    */
   PROJECT_CACHE_MIB: z.coerce.number().int().min(1).max(65_536).default(96),
+  /**
+   * Memory (MiB) a process gives the login providers of the projects used most recently, each kind
+   * (custom JavaScript, oidc with its issuer's cached keys) its own: beyond it, the least recently
+   * used are made again (an oidc one fetches its issuer's keys again) when next used.
+   */
+  PROVIDER_CACHE_MIB: z.coerce.number().int().min(1).max(65_536).default(32),
   SANDBOX_MEMORY_MB: z.coerce.number().int().min(8).default(32),
   SANDBOX_TIMEOUT_MS: z.coerce.number().int().min(10).default(1000),
   /** Sandbox host processes (child processes running the isolates); programs are spread over them by key. */
