@@ -4,7 +4,9 @@
  * the counts to the accounts' series every USAGE_FLUSH_MS (usage-series.ts).
  * Counting is a map increment on the request path; Redis sees one pipeline
  * per account and flush. Counts a flush could not write are kept and added
- * to the next one.
+ * to the next one. The accounts it saw write (a data write, an admin call)
+ * are marked at each flush, so the next storage round measures them
+ * (changed-accounts.ts).
  */
 import type { USAGE_REQUEST_KINDS, USAGE_STATUS_CLASSES } from "../../../../shared/contracts/admin-api.ts";
 import type { Logger } from "../../../../shared/logger.ts";
@@ -34,6 +36,8 @@ export interface UsageMeterDeps {
   now?: () => number;
   /** Told how long each flush took and whether it failed (Prometheus). */
   onFlush?: (seconds: number, failed: boolean) => void;
+  /** Told at each flush the accounts that wrote since the last (their storage may have changed). */
+  onWritten?: (accounts: ReadonlySet<string>) => Promise<void>;
   /** Told each request's kind and status class, of whichever account (Prometheus). */
   onRequest?: (kind: RequestKind, status: (typeof USAGE_STATUS_CLASSES)[number]) => void;
 }
@@ -50,6 +54,8 @@ export class UsageMeter {
   readonly #now: () => number;
   /** account → metric → count not yet written. */
   #pending = new Map<string, Map<string, number>>();
+  /** Accounts that wrote since the last flush. */
+  #written = new Set<string>();
   readonly #streams = new Set<OpenStream>();
   readonly #run: PeriodicRun;
 
@@ -78,6 +84,7 @@ export class UsageMeter {
   request(account: string, project: string | undefined, kind: RequestKind, status: number): void {
     const cls = statusClass(status);
     this.#deps.onRequest?.(kind, cls);
+    if ((kind === "write" || kind === "admin") && this.#deps.onWritten) this.#written.add(account);
     this.count(account, `req.${kind}.${cls}`);
     if (project !== undefined) this.count(account, projectMetric(project, `req.${kind}`));
   }
@@ -90,6 +97,22 @@ export class UsageMeter {
       if (!this.#streams.delete(stream)) return;
       this.#countStream(stream, this.#now());
     };
+  }
+
+  /** Tells who wrote since the last flush; on failure they are told again at the next. */
+  async #markWritten(): Promise<void> {
+    const written = this.#written;
+    if (written.size === 0 || !this.#deps.onWritten) return;
+    this.#written = new Set();
+    try {
+      await this.#deps.onWritten(written);
+    } catch (err) {
+      for (const account of written) this.#written.add(account);
+      this.#deps.logger.warn(
+        { accounts: written.size, error: err instanceof Error ? err.name : typeof err },
+        "accounts that wrote not marked for the storage round; the next flush tries again",
+      );
+    }
   }
 
   #countStream(stream: OpenStream, now: number): void {
@@ -111,6 +134,7 @@ export class UsageMeter {
   async flush(): Promise<void> {
     const now = this.#now();
     for (const stream of this.#streams) this.#countStream(stream, now);
+    await this.#markWritten();
     const pending = this.#pending;
     if (pending.size === 0) return;
     this.#pending = new Map();
