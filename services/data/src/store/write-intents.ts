@@ -34,7 +34,7 @@ import { randomBytes } from "node:crypto";
 import { BSON } from "mongodb";
 import { z } from "zod";
 import { type ApiError, errors } from "../../../../shared/errors.ts";
-import { type BatchCommand, batch } from "../../../../shared/redis/batch.ts";
+import { type BatchCommand, batch, repliesOf } from "../../../../shared/redis/batch.ts";
 import type { RedisClient } from "../../../../shared/redis/clients.ts";
 import {
   intentDatabasesKey,
@@ -592,22 +592,21 @@ export class WriteIntents {
 
   /** Each database's intents recorded and those whose lease ran out by `now` (Redis's clock, ms), in one batch. */
   async #indexCounts(databases: string[], now: number): Promise<{ recorded: number; expired: number }[]> {
-    let replies: unknown[];
     try {
-      replies = await batch(
+      const groups = await batch(
         this.#redis,
-        databases.flatMap((database): BatchCommand[] => [
+        databases.map((database): BatchCommand[] => [
           ["zcard", this.#index(database)],
           ["zcount", this.#index(database), "-inf", now],
         ]),
       );
+      return groups.map((group) => {
+        const [recorded, expired] = repliesOf(group);
+        return { recorded: Number(recorded), expired: Number(expired) };
+      });
     } catch (err) {
       throw redisFailure(err);
     }
-    return databases.map((_, i) => ({
-      recorded: Number(replies[2 * i]),
-      expired: Number(replies[2 * i + 1]),
-    }));
   }
 
   #claimed(

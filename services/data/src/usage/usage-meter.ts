@@ -2,8 +2,8 @@
  * Counts each account's usage in this process — requests by kind and status
  * class, sandbox CPU time, webhook deliveries, live-stream time — and adds
  * the counts to the accounts' series every USAGE_FLUSH_MS (usage-series.ts).
- * Counting is a map increment on the request path; Redis sees one pipeline
- * per account and flush. Counts a flush could not write are kept and added
+ * Counting is a map increment on the request path; Redis sees one batch of
+ * every account's commands per flush. Counts a flush could not write are kept and added
  * to the next one. The accounts it saw write (a data write, an admin call)
  * are marked at each flush, so the next storage round measures them
  * (changed-accounts.ts).
@@ -11,7 +11,7 @@
 import type { USAGE_REQUEST_KINDS, USAGE_STATUS_CLASSES } from "../../../../shared/contracts/admin-api.ts";
 import type { Logger } from "../../../../shared/logger.ts";
 import { PeriodicRun } from "../store/periodic-run.ts";
-import type { UsageSeries } from "./usage-series.ts";
+import type { SeriesEntry, UsageSeries } from "./usage-series.ts";
 
 /** What a request was, for its count: a read, a write, a live query, an admin API call. */
 export type RequestKind = (typeof USAGE_REQUEST_KINDS)[number];
@@ -139,19 +139,24 @@ export class UsageMeter {
     if (pending.size === 0) return;
     this.#pending = new Map();
     const started = performance.now();
-    let failed = false;
-    for (const [account, metrics] of pending) {
-      try {
-        await this.#deps.series.add(account, now, metrics);
-      } catch (err) {
-        failed = true;
-        for (const [metric, n] of metrics) this.count(account, metric, n);
-        this.#deps.logger.warn(
-          { account, error: err instanceof Error ? err.name : typeof err },
-          "usage counts not written; the next flush tries again",
-        );
-      }
+    let failures: { entry: SeriesEntry; error: Error }[];
+    const entries = [...pending].map(([account, counts]) => ({ account, at: now, counts }));
+    try {
+      failures = await this.#deps.series.addAll(entries);
+    } catch (err) {
+      failures = entries.map((entry) => ({
+        entry,
+        error: err instanceof Error ? err : new Error(String(err)),
+      }));
     }
+    for (const { entry } of failures)
+      for (const [metric, n] of entry.counts) this.count(entry.account, metric, n);
+    const failed = failures.length > 0;
+    if (failed)
+      this.#deps.logger.warn(
+        { accounts: failures.length, error: failures[0]?.error.name },
+        "usage counts not written; the next flush tries again",
+      );
     this.#deps.onFlush?.((performance.now() - started) / 1000, failed);
   }
 }
