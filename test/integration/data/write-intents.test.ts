@@ -195,6 +195,10 @@ describe("write intents in Redis", () => {
         "one claim script",
       ).to.have.length(1);
       expect(sent.filter((c) => c === "zcount")).to.have.length(databases.length);
+      expect(
+        sent.filter((c) => c === "zcard"),
+        "none named long ago: no count of all their intents",
+      ).to.deep.equal([]);
       const idle = await recorder.record(() => recoverer.claim("r2", 1000));
       expect(
         idle.filter((c) => c === "evalsha" || c === "eval"),

@@ -567,8 +567,10 @@ export class WriteIntents {
     const databases = await this.#databases();
     if (databases.length === 0) return null;
     const now = await this.#now();
+    // Only a database nobody named for pruneAfterMs may leave the registry: its count of intents is asked too.
+    const idle = (namedAt: string) => Number(namedAt) < now - this.#timing.pruneAfterMs;
     const counts = await this.#indexCounts(
-      databases.map(([database]) => database),
+      databases.map(([database, namedAt]) => ({ database, recorded: idle(namedAt) })),
       now,
     );
     for (const [i, [database, namedAt]] of databases.entries()) {
@@ -590,19 +592,25 @@ export class WriteIntents {
     return null;
   }
 
-  /** Each database's intents recorded and those whose lease ran out by `now` (Redis's clock, ms), in one batch. */
-  async #indexCounts(databases: string[], now: number): Promise<{ recorded: number; expired: number }[]> {
+  /**
+   * In one batch, each database's intents whose lease ran out by `now` (Redis's clock, ms) and,
+   * where `recorded` is asked, all its intents (otherwise counted as unknown: NaN).
+   */
+  async #indexCounts(
+    databases: { database: string; recorded: boolean }[],
+    now: number,
+  ): Promise<{ recorded: number; expired: number }[]> {
     try {
       const groups = await batch(
         this.#redis,
-        databases.map((database): BatchCommand[] => [
-          ["zcard", this.#index(database)],
+        databases.map(({ database, recorded }): BatchCommand[] => [
           ["zcount", this.#index(database), "-inf", now],
+          ...(recorded ? [["zcard", this.#index(database)] as BatchCommand] : []),
         ]),
       );
       return groups.map((group) => {
-        const [recorded, expired] = repliesOf(group);
-        return { recorded: Number(recorded), expired: Number(expired) };
+        const [expired, recorded] = repliesOf(group);
+        return { recorded: recorded === undefined ? Number.NaN : Number(recorded), expired: Number(expired) };
       });
     } catch (err) {
       throw redisFailure(err);
@@ -644,7 +652,7 @@ export class WriteIntents {
     const databases = await this.#databases();
     if (databases.length === 0) return total;
     for (const { recorded, expired } of await this.#indexCounts(
-      databases.map(([database]) => database),
+      databases.map(([database]) => ({ database, recorded: true })),
       await this.#now(),
     )) {
       total.recorded += recorded;
