@@ -210,6 +210,32 @@ describe("write intents in Redis", () => {
     }
   });
 
+  it("a writer remembers the databases it named within a memory budget: one forgotten is named again at its next intent", async () => {
+    const timing = { registerEveryMs: 60_000, pruneAfterMs: 600_000 };
+    const registry = `${prefix}intent-databases`;
+    /** Records and finishes an intent in `database` with `writer`. */
+    const write = async (writer: WriteIntents, database: string) => {
+      const id = newIntentId();
+      const key = writer.lockKey(database, "t", 1);
+      await writer.acquire(id, [{ key, existed: true }], { database, writes: [] }, 60_000);
+      await writer.finish(database, id, id, [key], new Set(), 0);
+    };
+    // About four databases' worth, and room for all twenty.
+    const small = new WriteIntents(redis, prefix, timing, 1400);
+    const large = new WriteIntents(redis, prefix, timing, 1024 * 1024);
+    for (let i = 0; i < 20; i++) {
+      await write(small, `db${i}`);
+      await write(large, `db${i}`);
+    }
+    await redis.zrem(registry, "db0");
+    await write(large, "db0");
+    expect(await redis.zscore(registry, "db0"), "remembered: not named again within the interval").to.equal(
+      null,
+    );
+    await write(small, "db0");
+    expect(await redis.zscore(registry, "db0"), "forgotten past the budget: named again").to.not.equal(null);
+  });
+
   it("a failed script call is 503 and carries none of its arguments (they hold rows)", async () => {
     await redis.set(`${prefix}intents:{acme}`, "not a sorted set");
     const secret = { ...update("x"), after: { _id: "x", _ck: "a2", card: "4111-SECRET" } };

@@ -5,18 +5,25 @@
  * (tenant-store.ts), the guarded writes, the unit of work and the index store
  * work through it; nothing outside store/ sees it.
  */
-import { LRUCache } from "lru-cache";
+import type { LRUCache } from "lru-cache";
 import type { ClientSession, Collection, Db, MongoClient } from "mongodb";
+import { perAccountCache } from "../../../../shared/cache/per-account-cache.ts";
 import type { TenantStorage } from "./storage-names.ts";
 import { collectionName } from "./storage-names.ts";
 import type { RowDocument } from "./tenant-rows.ts";
+
+/** What the driver's handle of one database holds (measured: about 400 bytes), with room to spare. */
+const HANDLE_BYTES = 512;
+
+/** The memory the handles may take: 16 MiB, about 20,000 accounts' databases. */
+const HANDLES_BUDGET_BYTES = 16 * 1024 * 1024;
 
 export class TenantDatabases {
   readonly #client: MongoClient;
   readonly queryTimeoutMs: number;
   #transactions: Promise<boolean> | undefined;
-  /** Database handles by name, the most recently used ones (one per account). */
-  readonly #dbs = new LRUCache<string, Db>({ max: 10_000 });
+  /** Database handles by name, the most recently used ones (one per account) within a memory budget. */
+  readonly #dbs: LRUCache<string, Db> = perAccountCache<Db>(HANDLES_BUDGET_BYTES, HANDLE_BYTES);
 
   constructor(client: MongoClient, queryTimeoutMs: number) {
     this.#client = client;

@@ -31,8 +31,10 @@
  *    intent is ever dropped.
  */
 import { randomBytes } from "node:crypto";
+import type { LRUCache } from "lru-cache";
 import { BSON } from "mongodb";
 import { z } from "zod";
+import { perAccountCache } from "../../../../shared/cache/per-account-cache.ts";
 import { type ApiError, errors } from "../../../../shared/errors.ts";
 import { type BatchCommand, batch, repliesOf } from "../../../../shared/redis/batch.ts";
 import type { RedisClient } from "../../../../shared/redis/clients.ts";
@@ -215,6 +217,9 @@ export interface RegistryTiming {
 
 const REGISTRY_TIMING: RegistryTiming = { registerEveryMs: 60_000, pruneAfterMs: 600_000 };
 
+/** The memory for when each database was last named: 8 MiB, about 25,000 databases. */
+const REGISTERED_BYTES = 8 * 1024 * 1024;
+
 /** One row lock a request asks for. */
 export interface RowLockRequest {
   key: string;
@@ -329,11 +334,21 @@ export class WriteIntents {
   readonly #prefix: string;
   readonly #redis: RedisClient;
   readonly #scripts: Record<ScriptName, Script>;
-  /** When this process last named each database in the registry (its own clock). */
-  readonly #registered = new Map<string, number>();
+  /**
+   * When this process last named each database in the registry (its own clock), for the databases
+   * written most recently within a memory budget: one forgotten is named again at its next write.
+   */
+  readonly #registered: LRUCache<string, { at: number }>;
   readonly #timing: RegistryTiming;
 
-  constructor(redis: RedisClient, prefix: string, timing: RegistryTiming = REGISTRY_TIMING) {
+  /** `registeredBytes`: the memory for when each database was last named (tests make it small). */
+  constructor(
+    redis: RedisClient,
+    prefix: string,
+    timing: RegistryTiming = REGISTRY_TIMING,
+    registeredBytes = REGISTERED_BYTES,
+  ) {
+    this.#registered = perAccountCache(registeredBytes);
     this.#prefix = prefix;
     this.#timing = timing;
     this.#redis = redis;
@@ -444,12 +459,11 @@ export class WriteIntents {
 
   /** Names `database` where recovery looks, before an intent is recorded in it (again after a while). */
   async #register(database: string): Promise<void> {
-    const last = this.#registered.get(database);
+    const last = this.#registered.get(database)?.at;
     const sentAt = performance.now();
     if (last !== undefined && sentAt - last < this.#timing.registerEveryMs) return;
     await this.#scripts.register(1, intentDatabasesKey(this.#prefix), database);
-    if (this.#registered.size > 10_000) this.#registered.clear();
-    this.#registered.set(database, sentAt);
+    this.#registered.set(database, { at: sentAt });
   }
 
   /** The databases where intents may be, with the Redis time they were last named. */
