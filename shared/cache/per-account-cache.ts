@@ -12,13 +12,15 @@ const ENTRY_BYTES = 256;
 /** What the caches of per-account settings keep by default: 4 MiB, about 14,000 accounts. */
 export const PER_ACCOUNT_CACHE_BYTES = 4 * 1024 * 1024;
 
+/** `valueBytes`: the estimate of what a value holds beyond the entry, the same for all or each its own. */
 export function perAccountCache<V extends {}>(
   budgetBytes = PER_ACCOUNT_CACHE_BYTES,
-  valueBytes = 0,
+  valueBytes: number | ((value: V) => number) = 0,
 ): LRUCache<string, V> {
+  const bytesOf = typeof valueBytes === "number" ? () => valueBytes : valueBytes;
   return new LRUCache<string, V>({
     maxSize: Math.max(1, Math.floor(budgetBytes)),
-    sizeCalculation: (_value, key) => ENTRY_BYTES + valueBytes + 2 * key.length,
+    sizeCalculation: (value, key) => Math.max(1, Math.ceil(ENTRY_BYTES + bytesOf(value) + 2 * key.length)),
   });
 }
 

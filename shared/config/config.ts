@@ -329,6 +329,12 @@ export const dataConfigSchema = z.object({
    * compiled again when next used. The default suits a 512 MiB pod.
    */
   PROJECT_CACHE_MIB: z.coerce.number().int().min(1).max(65_536).default(96),
+  /**
+   * Memory (MiB) a process gives the login providers of the projects used most recently, each kind
+   * (custom JavaScript, oidc with its issuer's cached keys) its own: beyond it, the least recently
+   * used are made again (an oidc one fetches its issuer's keys again) when next used.
+   */
+  PROVIDER_CACHE_MIB: z.coerce.number().int().min(1).max(65_536).default(32),
   SANDBOX_MEMORY_MB: z.coerce.number().int().min(8).default(32),
   SANDBOX_TIMEOUT_MS: z.coerce.number().int().min(10).default(1000),
   /** Sandbox host processes (child processes running the isolates); programs are spread over them by key. */
@@ -364,8 +370,13 @@ export const dataConfigSchema = z.object({
     .transform((v) => v === "true"),
   /** How often each process adds its counted usage to the accounts' series in Redis. */
   USAGE_FLUSH_MS: z.coerce.number().int().min(100).max(60_000).default(5000),
-  /** How often the store's statistics (bytes and rows of every account's tables) are read, by one process. */
+  /**
+   * How often the store's statistics (bytes and rows of the tables of the accounts written since,
+   * and of USAGE_SWEEP_ACCOUNTS more in turn) are read, by one process.
+   */
   USAGE_SAMPLE_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),
+  /** Accounts a storage round measures beyond those written, in turn (what changed without a write; 0: none). */
+  USAGE_SWEEP_ACCOUNTS: z.coerce.number().int().min(0).max(100_000).default(50),
   /** How long minute buckets of the usage series are kept (hour buckets: USAGE_RETENTION_DAYS). */
   USAGE_MINUTE_RETENTION_HOURS: z.coerce
     .number()

@@ -206,3 +206,17 @@ export function usageSnapshotKey(prefix: string, account: string): string {
 export function usageSamplerKey(prefix: string): string {
   return `${prefix}usage-sampler`;
 }
+
+/**
+ * The storage rounds' keys, all in one slot (`{usage-rounds}`): `changed` (set of the accounts
+ * written since a round took them), `taken` (those the current or an unfinished round took),
+ * `sweep` (the account the rounds' sweep of unchanged accounts goes on after), `bytes` (hash:
+ * account → stored bytes as last measured), `states` (hash: account → its `limit|state` pairs at
+ * 80 % / 100 % of its plan), `counts` (hash: `limit|state` → accounts), `total` (bytes of all).
+ */
+export function usageRoundsKey(
+  prefix: string,
+  part: "changed" | "taken" | "sweep" | "bytes" | "states" | "counts" | "total",
+): string {
+  return `${prefix}{usage-rounds}:${part}`;
+}

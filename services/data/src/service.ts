@@ -217,6 +217,7 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
   // A change holds its lease for a few queries; a lease outlives any such sequence.
   const leaseMs = Math.max(10_000, 4 * config.QUERY_TIMEOUT_MS);
   const directory = createAdminDirectory(meta, admins);
+  const providerCacheBytes = config.PROVIDER_CACHE_MIB * 1024 * 1024;
   const deps: DataDeps = {
     logger,
     metrics,
@@ -265,8 +266,13 @@ export async function createDataService(config: DataConfig, logger: Logger): Pro
     providers: createProviderRegistry({
       users,
       hasher,
-      custom: createCustomProviderFactory({ pool: sandbox.pool, logger }).providerFor,
-      oidc: createOidcProviderFactory({ allowLoopback: config.SANDBOX_ALLOW_LOOPBACK_FETCH, logger }),
+      custom: createCustomProviderFactory({ pool: sandbox.pool, logger, budgetBytes: providerCacheBytes })
+        .providerFor,
+      oidc: createOidcProviderFactory({
+        allowLoopback: config.SANDBOX_ALLOW_LOOPBACK_FETCH,
+        logger,
+        budgetBytes: providerCacheBytes,
+      }),
     }),
     hasher,
     checkFilter: checkFilterText,

@@ -14,8 +14,7 @@
 import { expect } from "chai";
 import type { Locator, Page } from "playwright-core";
 import { demoProject } from "../../fixtures/demo-project.ts";
-import { putAdmin } from "../../support/admins.ts";
-import { type Browser, screenshot, startBrowser } from "../../support/browser.ts";
+import { type Browser, startBrowser } from "../../support/browser.ts";
 import {
   expectGood,
   logInToProject,
@@ -23,8 +22,8 @@ import {
   startExplorerPlatform,
   tabAtSize,
 } from "../../support/explorer-page.ts";
-import { adminClient, projectClient } from "../../support/http.ts";
-import { type Platform, startPlatform } from "../../support/platform.ts";
+import { projectClient } from "../../support/http.ts";
+import type { Platform } from "../../support/platform.ts";
 
 const WORK = demoProject({
   rules: [{ table: "customer", type: "sum", column: "balance", children: "orders", of: "amount_total" }],

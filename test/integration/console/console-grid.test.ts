@@ -27,7 +27,7 @@ import {
   tabAtSize,
 } from "../../support/explorer-page.ts";
 import { projectClient } from "../../support/http.ts";
-import { type Platform } from "../../support/platform.ts";
+import type { Platform } from "../../support/platform.ts";
 
 /** GRID_TEST_ROWS: fewer, while working on the grid (the 100,000 take minutes to write). */
 const BIG_ROWS = Number(process.env.GRID_TEST_ROWS ?? 100_000);

@@ -15,7 +15,14 @@ import { newIntentId, WriteIntents } from "../../../services/data/src/store/writ
 import { createLogger } from "../../../shared/logger.ts";
 import type { RedisClient } from "../../../shared/redis/clients.ts";
 import { feedAppendedKey, feedStreamKey } from "../../../shared/redis/key-layout.ts";
-import { deleteKeys, isolationPrefix, keysMatching, testRedisClient } from "../../support/stores.ts";
+import { RedisCommandRecorder } from "../../support/redis-commands.ts";
+import {
+  deleteKeys,
+  isolationPrefix,
+  keysMatching,
+  testRedisClient,
+  testStores,
+} from "../../support/stores.ts";
 import { until } from "../../support/until.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -162,6 +169,75 @@ describe("write intents in Redis", () => {
     await writer.handOver("idle", again, again);
     expect((await recoverer.claim("r2", 1000))?.id).to.equal(again);
     expect(await recoverer.count()).to.deep.equal({ recorded: 2, expired: 0 });
+  });
+
+  it("a recovery pass over many written databases sends one batch of counts, and a script only where an intent waits", async function () {
+    const stores = await testStores();
+    if (stores.redis.REDIS_MODE !== "single") this.skip(); // MONITOR needs one server
+    const writer = new WriteIntents(redis, prefix);
+    const databases = Array.from({ length: 40 }, (_, i) => `db${i}`);
+    let waiting = "";
+    for (const database of databases) {
+      const id = newIntentId();
+      const key = writer.lockKey(database, "t", 1);
+      await writer.acquire(id, [{ key, existed: true }], { database, writes: [] }, 60_000);
+      if (database === "db17") {
+        await writer.handOver(database, id, id);
+        waiting = id;
+      } else await writer.finish(database, id, id, [key], new Set(), 0);
+    }
+    const recorder = await RedisCommandRecorder.start(stores.redis.REDIS_URL, prefix);
+    try {
+      const recoverer = new WriteIntents(redis, prefix);
+      let claimed: Awaited<ReturnType<WriteIntents["claim"]>> = null;
+      const sent = await recorder.record(async () => {
+        claimed = await recoverer.claim("r1", 1000);
+      });
+      expect(claimed!.id).to.equal(waiting);
+      expect(
+        sent.filter((c) => c === "evalsha" || c === "eval"),
+        "one claim script",
+      ).to.have.length(1);
+      expect(sent.filter((c) => c === "zcount")).to.have.length(databases.length);
+      expect(
+        sent.filter((c) => c === "zcard"),
+        "none named long ago: no count of all their intents",
+      ).to.deep.equal([]);
+      const idle = await recorder.record(() => recoverer.claim("r2", 1000));
+      expect(
+        idle.filter((c) => c === "evalsha" || c === "eval"),
+        "nothing waits: no script",
+      ).to.deep.equal([]);
+      expect(await recoverer.count()).to.deep.equal({ recorded: 1, expired: 0 });
+    } finally {
+      await recorder.close();
+    }
+  });
+
+  it("a writer remembers the databases it named within a memory budget: one forgotten is named again at its next intent", async () => {
+    const timing = { registerEveryMs: 60_000, pruneAfterMs: 600_000 };
+    const registry = `${prefix}intent-databases`;
+    /** Records and finishes an intent in `database` with `writer`. */
+    const write = async (writer: WriteIntents, database: string) => {
+      const id = newIntentId();
+      const key = writer.lockKey(database, "t", 1);
+      await writer.acquire(id, [{ key, existed: true }], { database, writes: [] }, 60_000);
+      await writer.finish(database, id, id, [key], new Set(), 0);
+    };
+    // About four databases' worth, and room for all twenty.
+    const small = new WriteIntents(redis, prefix, timing, 1400);
+    const large = new WriteIntents(redis, prefix, timing, 1024 * 1024);
+    for (let i = 0; i < 20; i++) {
+      await write(small, `db${i}`);
+      await write(large, `db${i}`);
+    }
+    await redis.zrem(registry, "db0");
+    await write(large, "db0");
+    expect(await redis.zscore(registry, "db0"), "remembered: not named again within the interval").to.equal(
+      null,
+    );
+    await write(small, "db0");
+    expect(await redis.zscore(registry, "db0"), "forgotten past the budget: named again").to.not.equal(null);
   });
 
   it("a failed script call is 503 and carries none of its arguments (they hold rows)", async () => {

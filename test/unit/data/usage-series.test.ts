@@ -15,7 +15,7 @@ import {
   periodsCovering,
   resolutionFor,
 } from "../../../services/data/src/usage/usage-buckets.ts";
-import { usageWarnings } from "../../../services/data/src/usage/usage-report.ts";
+import { gaugesCarried, usageWarnings } from "../../../services/data/src/usage/usage-report.ts";
 import { effectiveLimits, fullLimits } from "../../../shared/quotas/plans.ts";
 
 const HOUR = 3_600_000;
@@ -140,6 +140,28 @@ describe("usage series", () => {
       "p:other:g.rows": 1,
       "p:other:g.bytes": 50,
     });
+  });
+
+  it("a step without a measurement keeps the one before it, or the snapshot taken before it ended; never past now", () => {
+    const step = HOUR;
+    const snapshot = { at: T0 + 30 * 60_000, storedBytes: 700, rows: 7, projects: { demo: {} } };
+    const point = (h: number, values: Record<string, number>) => ({ at: T0 + h * HOUR, values });
+    const points = [
+      point(-1, { "req.read.2xx": 1 }),
+      point(0, {}),
+      point(1, { "req.read.2xx": 2 }),
+      point(2, { "g.bytes": 900, "g.rows": 9 }),
+      point(3, {}),
+      point(4, {}),
+    ];
+    const carried = gaugesCarried(points, step, snapshot, T0 + 3 * HOUR + 1);
+    expect(carried.map((p) => p.values["g.bytes"] ?? null)).to.deep.equal([null, 700, 700, 900, 900, null]);
+    expect(carried[1]!.values["p:demo:g.bytes"], "the projects' gauges too").to.equal(0);
+    expect(carried[2]!.values["req.read.2xx"], "counters stay as they are").to.equal(2);
+    expect(
+      gaugesCarried(points, step, undefined, T0 + 10 * HOUR).map((p) => p.values["g.rows"] ?? null),
+      "never measured before the range: nothing to carry until a measurement",
+    ).to.deep.equal([null, null, null, 9, 9, 9]);
   });
 
   it("warns from 80 % of a limit, per table and project, and says full at it", () => {

@@ -3,30 +3,46 @@
  * sandbox/create-sandbox.ts): one provider instance per project revision (the
  * sandbox itself rebuilds isolates when the library code or config changes).
  */
-import { LRUCache } from "lru-cache";
+import { perAccountCache } from "../../../../shared/cache/per-account-cache.ts";
 import type { Logger } from "../../../../shared/logger.ts";
 import type { AuthenticationOf } from "../domain/model/authentication-model.ts";
 import { type ProjectModel, programKey } from "../domain/model/project-model.ts";
 import type { SandboxPool } from "../sandbox/index.ts";
 import { type CustomAuthProvider, createCustomProvider } from "./custom-provider.ts";
 
-/** How many projects' custom providers a process keeps. */
-const PROVIDERS = 2000;
+/**
+ * What a kept provider holds beyond its cache entry: its closures and settings (its library's code
+ * is the project model's), and the text of its config and allowed hosts, counted by characters.
+ */
+const PROVIDER_BYTES = 2048;
+
+interface KeptProvider {
+  uid: string;
+  revision: number;
+  provider: CustomAuthProvider;
+  /** Characters of its settings' text (config, allowed hosts), for its size. */
+  settingsChars: number;
+}
 
 export interface CustomProviderFactory {
   providerFor(project: ProjectModel, authentication: AuthenticationOf<"custom">): CustomAuthProvider;
 }
 
-/** `pool`: the process's sandbox (sandbox/create-sandbox.ts), shared with the logic engine and the scripts. */
+/**
+ * `pool`: the process's sandbox (sandbox/create-sandbox.ts), shared with the logic engine and the
+ * scripts; `budgetBytes`: the memory the providers kept may take (PROVIDER_CACHE_MIB).
+ */
 export function createCustomProviderFactory(options: {
   pool: SandboxPool;
   logger: Logger;
+  budgetBytes: number;
 }): CustomProviderFactory {
   const { pool, logger } = options;
-  // The most recently used projects' providers; one evicted is made again when next used.
-  const providers = new LRUCache<string, { uid: string; revision: number; provider: CustomAuthProvider }>({
-    max: PROVIDERS,
-  });
+  // The most recently used projects' providers within the budget; one evicted is made again when next used.
+  const providers = perAccountCache<KeptProvider>(
+    options.budgetBytes,
+    (kept) => PROVIDER_BYTES + 2 * kept.settingsChars,
+  );
   return {
     providerFor(project, authentication) {
       const id = `${project.account}/${project.name}`;
@@ -47,7 +63,9 @@ export function createCustomProviderFactory(options: {
         allowedHosts: auth.allowedHosts ?? [],
         logger,
       });
-      providers.set(id, { uid: project.uid, revision: project.revision, provider });
+      const settingsChars =
+        JSON.stringify(auth.config ?? {}).length + (auth.allowedHosts ?? []).join().length;
+      providers.set(id, { uid: project.uid, revision: project.revision, provider, settingsChars });
       return provider;
     },
   };

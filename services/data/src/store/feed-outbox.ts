@@ -19,6 +19,7 @@
 import type { ClientSession, Collection } from "mongodb";
 import type { Connection, Model } from "mongoose";
 import { z } from "zod";
+import { perAccountCache } from "../../../../shared/cache/per-account-cache.ts";
 import { readStoredJson } from "../../../../shared/stored-json.ts";
 import type { FeedBatch } from "./change-feed.ts";
 import { metaModel } from "./meta-model.ts";
@@ -110,13 +111,19 @@ export interface OutboxTiming {
 
 const TIMING: OutboxTiming = { registerEveryMs: 60_000, forgetAfterMs: 600_000 };
 
+/** The memory for when each database was last named: 8 MiB, about 25,000 databases. */
+const REGISTERED_BYTES = 8 * 1024 * 1024;
+
 export class FeedOutbox {
   readonly #databases: TenantDatabases;
   readonly #registry: Model<OutboxDatabase>;
   readonly #timing: OutboxTiming;
   readonly #now: () => number;
-  /** When this process last named each database (and made its outbox's indexes). */
-  readonly #registered = new Map<string, number>();
+  /**
+   * When this process last named each database (and made its outbox's indexes), for the databases
+   * written most recently within a memory budget: one forgotten is named (and indexed) again.
+   */
+  readonly #registered = perAccountCache<{ at: number }>(REGISTERED_BYTES);
 
   constructor(
     meta: Connection,
@@ -145,7 +152,7 @@ export class FeedOutbox {
    */
   async register(database: string): Promise<void> {
     const now = this.#now();
-    const last = this.#registered.get(database);
+    const last = this.#registered.get(database)?.at;
     if (last !== undefined && now - last < this.#timing.registerEveryMs) return;
     if (last === undefined) {
       await this.records(database).createIndexes([{ key: { at: 1 } }, { key: { tx: 1 } }], {
@@ -155,8 +162,7 @@ export class FeedOutbox {
     await this.#registry
       .updateOne({ _id: database }, { $set: { at: new Date(now) } }, { upsert: true })
       .exec();
-    if (this.#registered.size > 10_000) this.#registered.clear();
-    this.#registered.set(database, now);
+    this.#registered.set(database, { at: now });
   }
 
   /** Keeps a write's events; inside its transaction when `session` is one (the only use but tests'). */

@@ -5,20 +5,33 @@
  * (tenant-store.ts), the guarded writes, the unit of work and the index store
  * work through it; nothing outside store/ sees it.
  */
-import { LRUCache } from "lru-cache";
+import type { LRUCache } from "lru-cache";
 import type { ClientSession, Collection, Db, MongoClient } from "mongodb";
+import { perAccountCache } from "../../../../shared/cache/per-account-cache.ts";
 import type { TenantStorage } from "./storage-names.ts";
 import { collectionName } from "./storage-names.ts";
 import type { RowDocument } from "./tenant-rows.ts";
+
+/** What the driver's handle of one database holds (measured: about 400 bytes), with room to spare. */
+const HANDLE_BYTES = 512;
+
+/** What the driver's handle of one collection holds (its namespace, options and the database's handle, shared), with room to spare. */
+const COLLECTION_HANDLE_BYTES = 1024;
+
+/** The memory the handles of each kind may take: 16 MiB, about 20,000 accounts' databases. */
+const HANDLES_BUDGET_BYTES = 16 * 1024 * 1024;
 
 export class TenantDatabases {
   readonly #client: MongoClient;
   readonly queryTimeoutMs: number;
   #transactions: Promise<boolean> | undefined;
-  /** Database handles by name, the most recently used ones (one per account). */
-  readonly #dbs = new LRUCache<string, Db>({ max: 10_000 });
-  /** Row collection handles by database and name, the most recently used ones (the driver resolves its options anew for each). */
-  readonly #collections = new LRUCache<string, Collection<RowDocument>>({ max: 10_000 });
+  /** Database handles by name, the most recently used ones (one per account) within a memory budget. */
+  readonly #dbs: LRUCache<string, Db> = perAccountCache<Db>(HANDLES_BUDGET_BYTES, HANDLE_BYTES);
+  /** Row collection handles by database and name, the most recently used ones within a memory budget (the driver resolves its options anew for each). */
+  readonly #collections: LRUCache<string, Collection<RowDocument>> = perAccountCache<Collection<RowDocument>>(
+    HANDLES_BUDGET_BYTES,
+    COLLECTION_HANDLE_BYTES,
+  );
 
   constructor(client: MongoClient, queryTimeoutMs: number) {
     this.#client = client;

@@ -30,10 +30,13 @@
  *    database less than `registerEveryMs` before, so no database with an
  *    intent is ever dropped.
  */
+import type { LRUCache } from "lru-cache";
 import { BSON } from "mongodb";
 import { z } from "zod";
+import { perAccountCache } from "../../../../shared/cache/per-account-cache.ts";
 import { type ApiError, errors } from "../../../../shared/errors.ts";
 import { randomHex } from "../../../../shared/random-hex.ts";
+import { type BatchCommand, batch, repliesOf } from "../../../../shared/redis/batch.ts";
 import type { RedisClient } from "../../../../shared/redis/clients.ts";
 import { pairsOf } from "../../../../shared/redis/flat-pairs.ts";
 import {
@@ -196,11 +199,6 @@ for _ = 1, 100 do
 end
 return redis.call('ZCARD', KEYS[1])`;
 
-// KEYS: intents. Returns {intents recorded, intents whose lease ran out}.
-const COUNT = `
-${NOW}
-return {redis.call('ZCARD', KEYS[1]), redis.call('ZCOUNT', KEYS[1], '-inf', now)}`;
-
 // KEYS: intent databases; ARGV: database.
 const REGISTER = `
 ${NOW}
@@ -220,6 +218,9 @@ export interface RegistryTiming {
 }
 
 const REGISTRY_TIMING: RegistryTiming = { registerEveryMs: 60_000, pruneAfterMs: 600_000 };
+
+/** The memory for when each database was last named: 8 MiB, about 25,000 databases. */
+const REGISTERED_BYTES = 8 * 1024 * 1024;
 
 /** One row lock a request asks for. */
 export interface RowLockRequest {
@@ -329,26 +330,27 @@ function redisFailure(err: unknown): ApiError {
   return errors.unavailable("The write lock store", new Error(`${name}: ${message}`));
 }
 
-type ScriptName =
-  | "acquire"
-  | "finish"
-  | "renew"
-  | "claim"
-  | "count"
-  | "register"
-  | "unregister"
-  | "reserve"
-  | "settle";
+type ScriptName = "acquire" | "finish" | "renew" | "claim" | "register" | "unregister" | "reserve" | "settle";
 
 export class WriteIntents {
   readonly #prefix: string;
   readonly #redis: RedisClient;
   readonly #scripts: Record<ScriptName, Script>;
-  /** When this process last named each database in the registry (its own clock). */
-  readonly #registered = new Map<string, number>();
+  /**
+   * When this process last named each database in the registry (its own clock), for the databases
+   * written most recently within a memory budget: one forgotten is named again at its next write.
+   */
+  readonly #registered: LRUCache<string, { at: number }>;
   readonly #timing: RegistryTiming;
 
-  constructor(redis: RedisClient, prefix: string, timing: RegistryTiming = REGISTRY_TIMING) {
+  /** `registeredBytes`: the memory for when each database was last named (tests make it small). */
+  constructor(
+    redis: RedisClient,
+    prefix: string,
+    timing: RegistryTiming = REGISTRY_TIMING,
+    registeredBytes = REGISTERED_BYTES,
+  ) {
+    this.#registered = perAccountCache(registeredBytes);
     this.#prefix = prefix;
     this.#timing = timing;
     this.#redis = redis;
@@ -367,7 +369,6 @@ export class WriteIntents {
       finish: script("finish", FINISH),
       renew: script("renew", RENEW),
       claim: script("claim", CLAIM),
-      count: script("count", COUNT),
       register: script("register", REGISTER),
       unregister: script("unregister", UNREGISTER),
       reserve: script("reserve", RESERVE),
@@ -460,12 +461,11 @@ export class WriteIntents {
 
   /** Names `database` where recovery looks, before an intent is recorded in it (again after a while). */
   async #register(database: string): Promise<void> {
-    const last = this.#registered.get(database);
+    const last = this.#registered.get(database)?.at;
     const sentAt = performance.now();
     if (last !== undefined && sentAt - last < this.#timing.registerEveryMs) return;
     await this.#scripts.register(1, intentDatabasesKey(this.#prefix), database);
-    if (this.#registered.size > 10_000) this.#registered.clear();
-    this.#registered.set(database, sentAt);
+    this.#registered.set(database, { at: sentAt });
   }
 
   /** The databases where intents may be, with the Redis time they were last named. */
@@ -575,24 +575,67 @@ export class WriteIntents {
    * `owner`, with a fresh lease; null when there is none.
    */
   async claim(owner: string, leaseMs: number): Promise<ClaimedIntent | null> {
-    // One clock reading per pass, not one per database: a pass visits every database written in
-    // the last pruneAfterMs, which is every active tenant.
-    let now: number | undefined;
-    for (const [database, namedAt] of await this.#databases()) {
-      const r = (await this.#scripts.claim(
-        1,
-        this.#index(database),
-        this.#intentKey(database, ""),
-        owner,
-        leaseMs,
-      )) as [string, string, string, string, string] | number;
-      if (typeof r !== "number") return this.#claimed(owner, r);
-      if (r === 0) {
-        now ??= await this.#now();
-        await this.#pruneIfIdle(database, namedAt, now);
+    // A pass visits every database written in the last pruneAfterMs, which is every active tenant:
+    // one clock reading and one batch of index counts for all of them, and a script only where an
+    // intent waits (or the index may be empty).
+    const databases = await this.#databases();
+    if (databases.length === 0) return null;
+    const now = await this.#now();
+    // Only a database nobody named for pruneAfterMs may leave the registry: its count of intents is asked too.
+    const idle = (namedAt: string) => Number(namedAt) < now - this.#timing.pruneAfterMs;
+    const counted = await this.#indexCounts(
+      databases.map(([database, namedAt]) => ({ database, namedAt, recorded: idle(namedAt) })),
+      now,
+    );
+    for (const { database, namedAt, counts } of counted) {
+      const { recorded, expired } = counts;
+      let left = recorded;
+      if (expired > 0) {
+        const r = (await this.#scripts.claim(
+          1,
+          this.#index(database),
+          this.#intentKey(database, ""),
+          owner,
+          leaseMs,
+        )) as [string, string, string, string, string] | number;
+        if (typeof r !== "number") return this.#claimed(owner, r);
+        left = r;
       }
+      if (left === 0) await this.#pruneIfIdle(database, namedAt, now);
     }
     return null;
+  }
+
+  /**
+   * In one batch, each database's intents whose lease ran out by `now` (Redis's clock, ms) and,
+   * where `recorded` is asked, all its intents (otherwise counted as unknown: NaN).
+   */
+  async #indexCounts<T extends { database: string; recorded: boolean }>(
+    databases: T[],
+    now: number,
+  ): Promise<(T & { counts: { recorded: number; expired: number } })[]> {
+    try {
+      const groups = await batch(
+        this.#redis,
+        databases.map(({ database, recorded }): BatchCommand[] => [
+          ["zcount", this.#index(database), "-inf", now],
+          ...(recorded ? [["zcard", this.#index(database)] as BatchCommand] : []),
+        ]),
+      );
+      // batch answers one group per database, in their order.
+      return databases.map((item, i) => {
+        const group = groups[i];
+        if (!group) throw new Error("a batch answered fewer groups than it was given");
+        const [expired, recorded] = repliesOf(group);
+        const counts = {
+          recorded: recorded === undefined ? Number.NaN : Number(recorded),
+          expired: Number(expired),
+        };
+        return { ...item, counts };
+      });
+    } catch (err) {
+      throw redisFailure(err);
+    }
   }
 
   #claimed(
@@ -627,8 +670,14 @@ export class WriteIntents {
   /** Intents recorded (in flight or waiting), and those among them whose lease ran out (waiting for recovery). */
   async count(): Promise<{ recorded: number; expired: number }> {
     const total = { recorded: 0, expired: 0 };
-    for (const [database] of await this.#databases()) {
-      const [recorded, expired] = (await this.#scripts.count(1, this.#index(database))) as [number, number];
+    const databases = await this.#databases();
+    if (databases.length === 0) return total;
+    for (const {
+      counts: { recorded, expired },
+    } of await this.#indexCounts(
+      databases.map(([database]) => ({ database, recorded: true })),
+      await this.#now(),
+    )) {
       total.recorded += recorded;
       total.expired += expired;
     }

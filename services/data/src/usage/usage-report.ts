@@ -14,7 +14,8 @@ import {
 } from "../../../../shared/contracts/admin-api.ts";
 import type { EffectiveLimits, LimitName } from "../../../../shared/quotas/plans.ts";
 import { limitState } from "../../../../shared/quotas/plans.ts";
-import type { SeriesPoint } from "./usage-buckets.ts";
+import { snapshotGauges } from "./storage-sampler.ts";
+import { isGauge, type SeriesPoint } from "./usage-buckets.ts";
 import type { UsageSnapshot } from "./usage-series.ts";
 
 export interface UsageInput {
@@ -27,11 +28,13 @@ export interface UsageInput {
   to: number;
   stepMs: number;
   points: SeriesPoint[];
+  /** The time of the answer: steps that start after it carry no measurement forward. */
+  now: number;
 }
 
 /** Warnings for every use at or above 80 % of its limit (usage-buckets: `limitState`). */
 export function usageWarnings(
-  input: Omit<UsageInput, "from" | "to" | "stepMs" | "points">,
+  input: Omit<UsageInput, "from" | "to" | "stepMs" | "points" | "now">,
 ): UsageWarningView[] {
   const { limits } = input.limits;
   const warnings: UsageWarningView[] = [];
@@ -86,6 +89,32 @@ function pointOf(point: SeriesPoint, projects: string[]): UsagePointView {
   };
 }
 
+/**
+ * The points with the storage gauges of each step as of its end: an account is measured again only
+ * when it changed (storage-sampler.ts), so a step without a measurement keeps the one before it in
+ * the range or, when none is, the last snapshot if it was taken before the step ended; a step that
+ * starts after `now` keeps none.
+ */
+export function gaugesCarried(
+  points: SeriesPoint[],
+  stepMs: number,
+  snapshot: UsageSnapshot | undefined,
+  now: number,
+): SeriesPoint[] {
+  const fromSnapshot = snapshot && Object.fromEntries(snapshotGauges(snapshot));
+  let last: Record<string, number> | undefined;
+  return points.map((point) => {
+    const measured = Object.entries(point.values).filter(([metric]) => isGauge(metric));
+    if (measured.length > 0) {
+      last = Object.fromEntries(measured);
+      return point;
+    }
+    if (point.at > now) return point;
+    const carried = last ?? (snapshot && snapshot.at < point.at + stepMs ? fromSnapshot : undefined);
+    return carried ? { at: point.at, values: { ...point.values, ...carried } } : point;
+  });
+}
+
 export function usageReport(input: UsageInput): UsageView {
   const { snapshot } = input;
   const names = input.projects.map((p) => p.name);
@@ -117,7 +146,7 @@ export function usageReport(input: UsageInput): UsageView {
       from: new Date(input.from).toISOString(),
       to: new Date(input.to).toISOString(),
       step: input.stepMs / 1000,
-      points: input.points.map((p) => pointOf(p, names)),
+      points: gaugesCarried(input.points, input.stepMs, snapshot, input.now).map((p) => pointOf(p, names)),
     },
   };
 }

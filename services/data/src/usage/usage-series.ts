@@ -8,6 +8,7 @@
  * period of the range in one pipeline.
  */
 import { z } from "zod";
+import { type BatchCommand, batch } from "../../../../shared/redis/batch.ts";
 import type { RedisClient } from "../../../../shared/redis/clients.ts";
 import { usageSeriesKey, usageSnapshotKey } from "../../../../shared/redis/key-layout.ts";
 import { readStoredJson } from "../../../../shared/stored-json.ts";
@@ -37,6 +38,17 @@ export const usageSnapshotRecord = z.object({
 
 export type UsageSnapshot = z.infer<typeof usageSnapshotRecord>;
 
+/** Accounts whose additions go in one batch. */
+const ADD_SLICE = 500;
+
+/** What one account adds to its series at time `at`. */
+export interface SeriesEntry {
+  account: string;
+  at: number;
+  counts: ReadonlyMap<string, number>;
+  gauges?: ReadonlyMap<string, number>;
+}
+
 export class UsageSeries {
   readonly #redis: RedisClient;
   readonly #prefix: string;
@@ -55,20 +67,47 @@ export class UsageSeries {
     counts: ReadonlyMap<string, number>,
     gauges: ReadonlyMap<string, number> = new Map(),
   ): Promise<void> {
-    if (counts.size === 0 && gauges.size === 0) return;
-    const pipeline = this.#redis.pipeline();
+    const [failed] = await this.addAll([{ account, at, counts, gauges }]);
+    if (failed) throw failed.error;
+  }
+
+  /**
+   * Adds each entry as `add` does, all in one batch (shared/redis/batch.ts): the cost of a flush
+   * is its commands, not a round trip per account. Resolves to the entries that failed.
+   */
+  async addAll(entries: SeriesEntry[]): Promise<{ entry: SeriesEntry; error: Error }[]> {
+    const written = entries.filter((e) => e.counts.size > 0 || (e.gauges?.size ?? 0) > 0);
+    const failed: { entry: SeriesEntry; error: Error }[] = [];
+    // In slices, so that no one pipeline holds Redis for long.
+    for (let from = 0; from < written.length; from += ADD_SLICE) {
+      const slice = written.slice(from, from + ADD_SLICE);
+      const groups = await batch(
+        this.#redis,
+        slice.map((e) => this.#commands(e)),
+      );
+      groups.forEach((replies, i) => {
+        const error = replies.find((reply) => reply instanceof Error);
+        const entry = slice[i];
+        if (error && entry) failed.push({ entry, error: error as Error });
+      });
+    }
+    return failed;
+  }
+
+  /** The commands of one entry (all in the account's slot). */
+  #commands({ account, at, counts, gauges = new Map() }: SeriesEntry): BatchCommand[] {
+    const commands: BatchCommand[] = [];
     for (const resolution of ["m", "h"] as const) {
       const key = usageSeriesKey(this.#prefix, account, resolution, periodOf(resolution, at));
       const bucket = bucketOf(resolution, at);
-      for (const [metric, n] of counts) pipeline.hincrby(key, `${bucket}|${metric}`, Math.round(n));
-      for (const [metric, n] of gauges) pipeline.hset(key, `${bucket}|${metric}`, String(Math.round(n)));
+      for (const [metric, n] of counts) commands.push(["hincrby", key, `${bucket}|${metric}`, Math.round(n)]);
+      for (const [metric, n] of gauges)
+        commands.push(["hset", key, `${bucket}|${metric}`, String(Math.round(n))]);
       const keep = resolution === "m" ? this.#retention.minuteMs : this.#retention.hourMs;
       // Kept from the end of its period on.
-      pipeline.pexpire(key, keep + (resolution === "m" ? 3_600_000 : 86_400_000));
+      commands.push(["pexpire", key, keep + (resolution === "m" ? 3_600_000 : 86_400_000)]);
     }
-    const results = await pipeline.exec();
-    const failed = results?.find(([err]) => err);
-    if (failed?.[0]) throw failed[0];
+    return commands;
   }
 
   /** The points of [from, to) by `stepMs` (the resolution follows from the step: usage-buckets.ts). */

@@ -19,10 +19,12 @@ import { countRows, databaseStats } from "../store/storage-stats.ts";
 import type { TenantDatabases } from "../store/tenant-databases.ts";
 import type { WriteIntents } from "../store/write-intents.ts";
 import { AccountQuotas } from "./account-quotas.ts";
+import { ChangedAccounts } from "./changed-accounts.ts";
 import { StorageSampler } from "./storage-sampler.ts";
 import { UsageMeter } from "./usage-meter.ts";
 import { usageWarnings } from "./usage-report.ts";
 import { UsageSeries, type UsageSnapshot } from "./usage-series.ts";
+import { UsageTotals } from "./usage-totals.ts";
 
 export interface UsageParts {
   plans: PlanStore;
@@ -63,21 +65,31 @@ export function createUsage(
     cacheMs: config.PLAN_CACHE_MS,
     onRefused: (limit) => refusals.inc({ limit }),
   });
-  const meter = config.USAGE_METERING ? createMeter(config, series, metrics, logger) : undefined;
+  const changes = new ChangedAccounts(redis, prefix);
+  const totals = new UsageTotals(redis, prefix);
+  const meter = config.USAGE_METERING ? createMeter(config, series, changes, metrics, logger) : undefined;
+  const measurements = {
+    meta,
+    databases,
+    series,
+    redis,
+    prefix,
+    sweep: config.USAGE_SWEEP_ACCOUNTS,
+    logger,
+    onMeasured: async (account: string, snapshot: UsageSnapshot | undefined) => {
+      if (!snapshot) return totals.drop(account);
+      await totals.record(account, snapshot.storedBytes, await limitStates(quotas, account, snapshot));
+    },
+  };
   const sampler = config.USAGE_METERING
     ? new StorageSampler({
-        meta,
-        databases,
-        series,
-        redis,
-        prefix,
+        ...measurements,
+        changes,
         intervalMs: config.USAGE_SAMPLE_SECONDS * 1000,
-        logger,
-        onRound: samplerMetrics(metrics, quotas),
+        onRound: samplerMetrics(metrics, totals),
       })
     : undefined;
-  const measurer =
-    sampler ?? new StorageSampler({ meta, databases, series, redis, prefix, intervalMs: 3_600_000, logger });
+  const measurer = sampler ?? new StorageSampler({ ...measurements, intervalMs: 3_600_000 });
   return {
     plans,
     series,
@@ -102,6 +114,7 @@ export function createUsage(
     async forget(account, database) {
       await plans.drop(account);
       await series.drop(account);
+      await totals.drop(account);
       await intents.dropRows(database);
     },
     start() {
@@ -115,7 +128,13 @@ export function createUsage(
   };
 }
 
-function createMeter(config: DataConfig, series: UsageSeries, metrics: Metrics, logger: Logger): UsageMeter {
+function createMeter(
+  config: DataConfig,
+  series: UsageSeries,
+  changes: ChangedAccounts,
+  metrics: Metrics,
+  logger: Logger,
+): UsageMeter {
   const flushes = new Histogram({
     name: "tessera_usage_flush_duration_seconds",
     help: "Time one process took to add its counted usage to the accounts' series in Redis",
@@ -143,52 +162,62 @@ function createMeter(config: DataConfig, series: UsageSeries, metrics: Metrics, 
       if (failed) failures.inc();
     },
     onRequest: (kind, status) => requests.inc({ kind, status }),
+    onWritten: (accounts) => changes.mark(accounts),
   });
   return meter;
 }
 
+/** The account's `limit|state` pairs at 80 % (warning) or 100 % (full) of its plan, as measured. */
+async function limitStates(
+  quotas: AccountQuotas,
+  account: string,
+  snapshot: UsageSnapshot,
+): Promise<string[]> {
+  const limits = await quotas.limitsOf(account);
+  const projects = Object.entries(snapshot.projects).map(([name, tables]) => ({
+    name,
+    tables: Object.keys(tables).length,
+  }));
+  return usageWarnings({ account, limits, snapshot, projects }).map((w) => `${w.limit}|${w.state}`);
+}
+
 /** After each round: how many accounts are near (warning) or at (full) each limit, and the bytes of all. */
-function samplerMetrics(metrics: Metrics, quotas: AccountQuotas) {
+function samplerMetrics(metrics: Metrics, totals: UsageTotals) {
   const accounts = new Gauge({
     name: "tessera_usage_accounts",
-    help: "Accounts at 80 % (warning) or 100 % (full) of a limit of their plan, by limit, as of the last storage round",
+    help: "Accounts at 80 % (warning) or 100 % (full) of a limit of their plan, by limit, as of their last measurement",
     labelNames: ["limit", "state"],
     registers: [metrics.registry],
   });
   const bytes = new Gauge({
     name: "tessera_usage_stored_bytes",
-    help: "Bytes stored by all accounts together, as of the last storage round",
+    help: "Bytes stored by all accounts together, as of their last measurement",
     registers: [metrics.registry],
   });
   const duration = new Gauge({
     name: "tessera_usage_sample_duration_seconds",
-    help: "How long the last storage round took (every account's dbStats and $collStats)",
+    help: "How long the last storage round took (dbStats and $collStats of the accounts it measured)",
     registers: [metrics.registry],
   });
-  return (snapshots: Map<string, UsageSnapshot>, seconds: number) => {
-    void (async () => {
-      const counts = new Map<string, number>();
-      let total = 0;
-      for (const [account, snapshot] of snapshots) {
-        total += snapshot.storedBytes;
-        const limits = await quotas.limitsOf(account);
-        const projects = Object.entries(snapshot.projects).map(([name, tables]) => ({
-          name,
-          tables: Object.keys(tables).length,
-        }));
-        const states = new Set(
-          usageWarnings({ account, limits, snapshot, projects }).map((w) => `${w.limit}|${w.state}`),
-        );
-        for (const key of states) counts.set(key, (counts.get(key) ?? 0) + 1);
-      }
-      accounts.reset();
-      for (const limit of LIMIT_NAMES)
-        for (const state of ["warning", "full"])
-          accounts.set({ limit, state }, counts.get(`${limit}|${state}`) ?? 0);
-      bytes.set(total);
-      duration.set(seconds);
-    })().catch(() => {
-      // A plan look-up failed: the gauges keep their last values.
-    });
+  const measured = new Gauge({
+    name: "tessera_usage_sample_accounts",
+    help: "Accounts the last storage round measured (those written since the one before, and its sweep)",
+    registers: [metrics.registry],
+  });
+  return (count: number, seconds: number) => {
+    duration.set(seconds);
+    measured.set(count);
+    void totals
+      .read()
+      .then((now) => {
+        accounts.reset();
+        for (const limit of LIMIT_NAMES)
+          for (const state of ["warning", "full"])
+            accounts.set({ limit, state }, now.states.get(`${limit}|${state}`) ?? 0);
+        bytes.set(now.bytes);
+      })
+      .catch(() => {
+        // Redis did not answer: the gauges keep their last values.
+      });
   };
 }

@@ -171,7 +171,7 @@ export function addUsageRoutes(router: Router, deps: AdminRouteDeps): void {
         webhooks: await webhookCount(deps, account, p.name),
       })),
     );
-    ctx.body = usageReport({ account, limits, snapshot, projects, from, to, stepMs, points });
+    ctx.body = usageReport({ account, limits, snapshot, projects, from, to, stepMs, points, now });
   });
 
   // Measures the account's storage now (after a clean-up, so as not to wait for the next round).
