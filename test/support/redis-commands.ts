@@ -1,7 +1,10 @@
 /**
  * Counts the Redis round trips of an operation: a MONITOR connection records
  * every command a client sends that names a key under `prefix` (commands run
- * inside Lua scripts are not round trips and are left out).
+ * inside Lua scripts are not round trips and are left out), except those whose
+ * keys all belong to background work named by `background` (key prefixes after
+ * `prefix`, e.g. the usage meter's periodic flush, which may fall inside the
+ * operation's window but is not part of it).
  */
 import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
@@ -12,18 +15,24 @@ export class RedisCommandRecorder {
   readonly #prefix: string;
   #seen: string[][] = [];
 
-  private constructor(client: Redis, monitor: Redis, prefix: string) {
+  private constructor(client: Redis, monitor: Redis, prefix: string, background: string[]) {
     this.#client = client;
     this.#monitor = monitor;
     this.#prefix = prefix;
+    const isBackground = (key: string) => background.some((part) => key.startsWith(`${prefix}${part}`));
     monitor.on("monitor", (_time: string, args: string[], source: string) => {
-      if (source !== "lua" && args.slice(1).some((a) => a.includes(prefix))) this.#seen.push(args);
+      const keys = args.slice(1).filter((a) => a.includes(prefix));
+      if (source !== "lua" && keys.length > 0 && !keys.every(isBackground)) this.#seen.push(args);
     });
   }
 
-  static async start(redisUrl: string, prefix: string): Promise<RedisCommandRecorder> {
+  static async start(
+    redisUrl: string,
+    prefix: string,
+    background: string[] = [],
+  ): Promise<RedisCommandRecorder> {
     const client = new Redis(redisUrl);
-    return new RedisCommandRecorder(client, await client.monitor(), prefix);
+    return new RedisCommandRecorder(client, await client.monitor(), prefix, background);
   }
 
   /** Runs `operation`; resolves to the names of the commands it sent, lower-cased, in order. */
