@@ -11,6 +11,7 @@ import { ErrorCode } from "../../../shared/errors.ts";
 import { rowCountsKey } from "../../../shared/redis/key-layout.ts";
 import { adminKey, putAdmin } from "../../support/admins.ts";
 import { type DataProcess, dataServiceEnv, startDataProcess } from "../../support/data-process.ts";
+import { ITEM_PROJECT } from "../../support/definitions.ts";
 import { adminClient, call, projectClient, type Reply } from "../../support/http.ts";
 import { type Platform, startPlatform } from "../../support/platform.ts";
 import { openSse } from "../../support/sse.ts";
@@ -27,17 +28,6 @@ const PLANS = {
   hooks: { webhooksPerProject: 10 },
 };
 const DEPLOYMENT_WEBHOOKS = 3;
-
-const DEFINITION = {
-  tables: {
-    item: {
-      key: ["id"],
-      columns: { id: { type: "string", required: true }, note: { type: "string" } },
-    },
-  },
-  apiVersions: { v1: {} },
-  roles: { "Full access": { tables: { "*": { access: ["read", "insert", "update", "delete"] } } } },
-};
 
 describe("plans and quotas (hostile tenants, real processes)", function () {
   this.timeout(120_000);
@@ -69,7 +59,7 @@ describe("plans and quotas (hostile tenants, real processes)", function () {
     const name = `q${++seq}`;
     expect((await admin.putAccount(name)).status).to.equal(201);
     if (plan) expect((await admin.send("PUT", `/accounts/${name}/plan`, { plan })).status).to.equal(200);
-    expect((await admin.putProject(name, "shop", DEFINITION)).status).to.equal(201);
+    expect((await admin.putProject(name, "shop", ITEM_PROJECT)).status).to.equal(201);
     const key = await admin.keyWith(name, "shop", ["Full access"]);
     return { name, key };
   }
@@ -212,14 +202,16 @@ describe("plans and quotas (hostile tenants, real processes)", function () {
 
   it("count limits of admin changes: projects (also when created at once), tables, users", async () => {
     const { name } = await account("small");
-    const creations = await Promise.all(["p1", "p2", "p3"].map((p) => admin.putProject(name, p, DEFINITION)));
+    const creations = await Promise.all(
+      ["p1", "p2", "p3"].map((p) => admin.putProject(name, p, ITEM_PROJECT)),
+    );
     // `shop` and one more: the limit is 2, however many are created at once.
     expect(creations.map((r) => r.status).sort()).to.deep.equal([201, 403, 403]);
     const refused = creations.find((r) => r.status === 403)!;
     expect(refused.body.errorCode).to.equal(ErrorCode.quotaExceeded);
     expect(refused.body.quota).to.deep.equal({ limit: "projects", value: 2, used: 2, plan: "small" });
-    const tables = Object.fromEntries(["a", "b", "c", "d"].map((t) => [t, DEFINITION.tables.item]));
-    const tooMany = await admin.putProject(name, "shop", { ...DEFINITION, tables });
+    const tables = Object.fromEntries(["a", "b", "c", "d"].map((t) => [t, ITEM_PROJECT.tables.item]));
+    const tooMany = await admin.putProject(name, "shop", { ...ITEM_PROJECT, tables });
     expect(tooMany.status).to.equal(403);
     expect(tooMany.body.quota).to.include({ limit: "tablesPerProject", value: 3, used: 1 });
     const user = (u: string) =>
@@ -389,7 +381,7 @@ describe("plans and quotas (hostile tenants, real processes)", function () {
     expect(await keysInForce()).to.equal(4);
     // A project deleted and created again starts with none: its keys went with it.
     expect((await admin.send("DELETE", `/accounts/${name}/projects/shop`)).status).to.equal(200);
-    expect((await admin.putProject(name, "shop", DEFINITION)).status).to.equal(201);
+    expect((await admin.putProject(name, "shop", ITEM_PROJECT)).status).to.equal(201);
     expect(await keysInForce()).to.equal(0);
     for (let i = 0; i < 4; i++)
       expect(

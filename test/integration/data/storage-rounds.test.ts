@@ -8,21 +8,11 @@
  */
 import { expect } from "chai";
 import { UsageTotals } from "../../../services/data/src/usage/usage-totals.ts";
+import { ITEM_PROJECT } from "../../support/definitions.ts";
 import { adminClient, call, projectClient } from "../../support/http.ts";
 import { type Platform, startPlatform } from "../../support/platform.ts";
 import { deleteKeys, isolationPrefix, keysMatching, testRedisClient } from "../../support/stores.ts";
 import { until } from "../../support/until.ts";
-
-const DEFINITION = {
-  tables: {
-    item: {
-      key: ["id"],
-      columns: { id: { type: "string", required: true }, note: { type: "string" } },
-    },
-  },
-  apiVersions: { v1: {} },
-  roles: { "Full access": { tables: { "*": { access: ["read", "insert", "update", "delete"] } } } },
-};
 
 /** A gauge of the data service's /metrics page (NaN when absent). */
 async function gauge(platform: Platform, name: string): Promise<number> {
@@ -40,7 +30,7 @@ function tenants(platform: Platform) {
     /** A new account with project `shop` and `rows` rows; its key. */
     async create(name: string, rows: number): Promise<string> {
       expect((await admin.putAccount(name)).status).to.equal(201);
-      expect((await admin.putProject(name, "shop", DEFINITION)).status).to.equal(201);
+      expect((await admin.putProject(name, "shop", ITEM_PROJECT)).status).to.equal(201);
       const key = await admin.keyWith(name, "shop", ["Full access"]);
       await this.write(name, key, 0, rows);
       return key;
