@@ -4,6 +4,7 @@
  * text for (written by EJSON), and it reads back to the same row.
  */
 import { expect } from "chai";
+import fc from "fast-check";
 import { BSON } from "mongodb";
 import { ejsonText } from "../../../services/data/src/store/ejson-text.ts";
 
@@ -41,5 +42,15 @@ describe("stored rows as text", () => {
         BSON.EJSON.parse(ejson(row), { relaxed: true }),
       );
     }
+  });
+
+  it("is EJSON's text for any JSON value (property: -0, nested arrays and objects, odd keys)", () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), (value) => {
+        expect(ejsonText(value)).to.equal(ejson(value));
+      }),
+      { numRuns: 2000 },
+    );
+    expect(ejsonText({ n: -0 })).to.equal(ejson({ n: -0 }));
   });
 });
