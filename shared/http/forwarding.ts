@@ -7,11 +7,12 @@
 import type { IncomingMessage } from "node:http";
 import type { TLSSocket } from "node:tls";
 import type { Context, Middleware, Next } from "koa";
+import { LRUCache } from "lru-cache";
 import proxyAddr from "proxy-addr";
 
 export type TrustedProxies = readonly string[];
 
-/** Addresses whose trust a compiled list remembers (most requests come from a few: the edge's). */
+/** Addresses whose trust a compiled list remembers, the most recently seen (most requests come from a few: the edge's). */
 const REMEMBERED_ADDRESSES = 1000;
 
 /**
@@ -21,12 +22,11 @@ const REMEMBERED_ADDRESSES = 1000;
  */
 export function compileTrustedProxies(entries: TrustedProxies): (address: string, hop: number) => boolean {
   const trusted = proxyAddr.compile([...entries]);
-  const known = new Map<string, boolean>();
+  const known = new LRUCache<string, boolean>({ max: REMEMBERED_ADDRESSES });
   return (address, hop) => {
     let answer = known.get(address);
     if (answer === undefined) {
       answer = trusted(address, hop);
-      if (known.size >= REMEMBERED_ADDRESSES) known.clear();
       known.set(address, answer);
     }
     return answer;

@@ -3,8 +3,10 @@
  * from the data service once per project revision: a login asks the data
  * service only when the project is new to this process, or changed since. Every
  * login's answer carries the project's current settings, which keeps the cache
- * up to date without a round trip of its own.
+ * up to date without a round trip of its own. It is bounded by memory (the shared
+ * per-account cache): many projects thin it out, least recently used first.
  */
+import { PER_ACCOUNT_CACHE_BYTES, perAccountCache } from "../../../../shared/cache/per-account-cache.ts";
 import type { ProjectSettings } from "../../../../shared/contracts/internal-api.ts";
 import type { DataServiceClient } from "../clients/data-service-client.ts";
 import { identityFieldsOfLoginForm } from "./login-identity.ts";
@@ -22,34 +24,34 @@ export interface ProjectIdentityFields {
   observe(settings: ProjectSettings): void;
 }
 
+/** What an entry holds beyond the cache's own node: its object, uid and field names (two bytes a character). */
+function entryBytes(entry: Entry): number {
+  const names = entry.fields?.reduce((sum, field) => sum + 32 + 2 * field.length, 0) ?? 0;
+  return 64 + 2 * entry.uid.length + names;
+}
+
 export function createIdentityFieldsCache(
   data: DataServiceClient,
-  maxProjects = 10_000,
+  budgetBytes = PER_ACCOUNT_CACHE_BYTES,
 ): ProjectIdentityFields {
-  const entries = new Map<string, Entry>();
+  const entries = perAccountCache<Entry>(budgetBytes, entryBytes);
   const id = (account: string, project: string) => `${account}/${project}`;
-  const remember = (key: string, entry: Entry) => {
-    entries.delete(key);
-    const oldest = entries.keys().next();
-    if (entries.size >= maxProjects && !oldest.done) entries.delete(oldest.value);
-    entries.set(key, entry);
-  };
 
   return {
     async get(account, project, requestId) {
       const key = id(account, project);
       const cached = entries.get(key);
-      if (cached) return cached;
+      if (cached) return { fields: cached.fields };
       const settings = await data.settings(account, project, requestId);
       if (!settings) return null;
       if (settings.identityFields) {
-        remember(key, { uid: settings.uid, revision: settings.revision, fields: settings.identityFields });
+        entries.set(key, { uid: settings.uid, revision: settings.revision, fields: settings.identityFields });
         return { fields: settings.identityFields };
       }
       // Not declared: the provider's login form says. A form that cannot be read now is not remembered.
       const form = await data.loginInfo(account, project, requestId).catch(() => null);
       const fields = form ? identityFieldsOfLoginForm(form) : undefined;
-      if (form) remember(key, { uid: settings.uid, revision: settings.revision, fields });
+      if (form) entries.set(key, { uid: settings.uid, revision: settings.revision, fields });
       return { fields };
     },
 
@@ -58,7 +60,7 @@ export function createIdentityFieldsCache(
       const cached = entries.get(key);
       if (!cached || (cached.uid === settings.uid && cached.revision === settings.revision)) return;
       if (settings.identityFields) {
-        remember(key, { uid: settings.uid, revision: settings.revision, fields: settings.identityFields });
+        entries.set(key, { uid: settings.uid, revision: settings.revision, fields: settings.identityFields });
       } else {
         entries.delete(key);
       }
