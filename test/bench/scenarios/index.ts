@@ -13,6 +13,7 @@ import { login } from "./login.ts";
 import { nested } from "./nested.ts";
 import { paging } from "./paging.ts";
 import { parseInsert } from "./parse-insert.ts";
+import { parseReadLogin } from "./parse-read-login.ts";
 import { quotas } from "./quotas.ts";
 import { responseFormats } from "./response-formats.ts";
 import { scripts } from "./scripts.ts";
@@ -26,6 +27,7 @@ export const scenarios: Scenario[] = [
   login,
   insertGrowth,
   parseInsert,
+  parseReadLogin,
   paging,
   nested,
   rulesCascade,

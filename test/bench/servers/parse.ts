@@ -11,7 +11,10 @@
  * ("expireAfterSeconds"). Both belong to features the measured create never
  * uses (sign-up/log-in, request idempotency, which is off by default), so the
  * script leaves the first two out with Parse's own options and creates the TTL
- * index as a plain index. Against MONGO_URL Parse runs as shipped.
+ * index as a plain index. Sign-up checks that a username is free with a
+ * case-insensitive find (a collation, refused too): on the embedded store that
+ * find is case-sensitive (the bench's usernames differ in more than case).
+ * Against MONGO_URL Parse runs as shipped.
  *
  * Env: PORT, PARSE_SERVER_DIR (the folder `npm install --prefix` filled),
  * PARSE_DATABASE_URI, PARSE_APP_ID, PARSE_MASTER_KEY, PARSE_REST_KEY, PARSE_EMBEDDED_STORE.
@@ -37,7 +40,13 @@ type EnsureIndex = (
   caseInsensitive?: boolean,
   options?: { ttl?: number },
 ) => Promise<unknown>;
-type StorageAdapter = { prototype: { ensureIndex: EnsureIndex } };
+type Find = (
+  className: string,
+  schema: unknown,
+  query: unknown,
+  options: { caseInsensitive?: boolean },
+) => unknown;
+type StorageAdapter = { prototype: { ensureIndex: EnsureIndex; find: Find } };
 
 const env = process.env;
 const port = Number(env.PORT);
@@ -50,11 +59,18 @@ const { ParseServer } = required("parse-server") as {
 };
 const express = required("express") as () => ExpressApp;
 
-/** Makes Parse's MongoDB adapter create a TTL index as a plain one (FerretDB 1.24 has no TTL indexes). */
-function withoutTtlIndexes(): void {
+/**
+ * Makes Parse's MongoDB adapter create a TTL index as a plain one and find case-sensitively
+ * (FerretDB 1.24 has neither TTL indexes nor collations).
+ */
+function withoutTtlIndexesOrCollations(): void {
   const { default: MongoStorageAdapter } = required(
     "parse-server/lib/Adapters/Storage/Mongo/MongoStorageAdapter.js",
   ) as { default: StorageAdapter };
+  const find = MongoStorageAdapter.prototype.find;
+  MongoStorageAdapter.prototype.find = function (this: unknown, className, schema, query, options) {
+    return find.call(this, className, schema, query, { ...options, caseInsensitive: false });
+  };
   const ensureIndex = MongoStorageAdapter.prototype.ensureIndex;
   MongoStorageAdapter.prototype.ensureIndex = function (this: unknown, ...args: Parameters<EnsureIndex>) {
     const [className, schema, fieldNames, indexName, caseInsensitive, options = {}] = args;
@@ -63,7 +79,7 @@ function withoutTtlIndexes(): void {
   };
 }
 
-if (embedded) withoutTtlIndexes();
+if (embedded) withoutTtlIndexesOrCollations();
 const parse = new ParseServer({
   databaseURI: env.PARSE_DATABASE_URI,
   ...(embedded && {
