@@ -12,6 +12,7 @@
 import { execFileSync } from "node:child_process";
 import {
   chmodSync,
+  copyFileSync,
   existsSync,
   mkdtempSync,
   readdirSync,
@@ -58,6 +59,14 @@ async function ownStore(prefix: string, start: (dir: string) => Promise<StartedS
 
 type OwnStore = Awaited<ReturnType<typeof ownStore>>;
 
+/** A script in `dir` that runs FerretDB under an open-file limit of `files` (prlimit runs it in its own process). */
+function ferretdbLimitedTo(dir: string, files: number): string {
+  const wrapper = path.join(dir, "ferretdb-limited");
+  writeFileSync(wrapper, `#!/bin/sh\nexec prlimit --nofile=${files}:${files} ${ferretdbBinary} "$@"\n`);
+  chmodSync(wrapper, 0o755);
+  return wrapper;
+}
+
 describe("FerretDB patch: open files bounded by the databases in use", function () {
   this.timeout(120_000);
   let own: OwnStore;
@@ -102,9 +111,9 @@ describe("FerretDB patch: open files bounded by the databases in use", function 
 
 describe("FerretDB patch: the default bound of open databases follows the file limit", function () {
   this.timeout(180_000);
-  /** The store's file limit: three quarters of it hold 600 × 3 / 4 / 3 = 150 databases' idle connections. */
+  /** The store's file limit: three quarters of it hold 600 × 3 / 4 / 4 = 112 databases' idle connections. */
   const FILE_LIMIT = 600;
-  const BOUND = 150;
+  const BOUND = 112;
   /** Accounts used within the idle timeout: more than the bound. */
   const ACCOUNTS = 200;
   let own: OwnStore;
@@ -113,14 +122,7 @@ describe("FerretDB patch: the default bound of open databases follows the file l
     own = await ownStore(
       "tessera-ferretdb-default-",
       (dir) => {
-        // FerretDB started under the file limit (prlimit runs it in its own process).
-        const wrapper = path.join(dir, "ferretdb-limited");
-        writeFileSync(
-          wrapper,
-          `#!/bin/sh\nexec prlimit --nofile=${FILE_LIMIT}:${FILE_LIMIT} ${ferretdbBinary} "$@"\n`,
-        );
-        chmodSync(wrapper, 0o755);
-        return startFerretdb(path.join(dir, "state"), () => {}, wrapper);
+        return startFerretdb(path.join(dir, "state"), () => {}, ferretdbLimitedTo(dir, FILE_LIMIT));
       },
       4,
     );
@@ -138,9 +140,10 @@ describe("FerretDB patch: the default bound of open databases follows the file l
       most = Math.max(most, sqliteFiles(pid));
     };
     for (let i = 0; i < ACCOUNTS; i += 4) await Promise.all([i, i + 1, i + 2, i + 3].map(used));
-    // The bound's databases (three files each: the database, its WAL and shared memory), those of
-    // the requests in flight and of the metadata database, and those being let go meanwhile.
-    expect(most).to.be.at.most(3 * (BOUND + 4 + 1) + 3 * 4);
+    // The bound's databases (up to four files each: the database, its WAL and shared memory, a
+    // database descriptor held back after a second connection closed), those of the requests in
+    // flight and of the metadata database, and those being let go meanwhile.
+    expect(most).to.be.at.most(4 * (BOUND + 4 + 1) + 4 * 4);
   });
 });
 
@@ -199,5 +202,73 @@ describe("FerretDB patch: open databases bounded, whatever the accounts used wit
     // OPEN databases' idle connections, and those of the requests in flight (4 clients, the
     // metadata database), three files each.
     expect(most).to.be.at.most(3 * 2 * (OPEN + 4 + 1));
+  });
+});
+
+describe("FerretDB patch: 8,000 accounts used at once after a start, under a file limit of 2,000", function () {
+  this.timeout(600_000);
+  const ACCOUNTS = 8000;
+  /** A quarter of the accounts' 4 files each: without the bound, a quarter of them would fit. */
+  const FILE_LIMIT = 2000;
+  /** The default bound under FILE_LIMIT: three quarters of it at four files a database. */
+  const BOUND = (FILE_LIMIT * 3) / 4 / 4;
+  const CLIENTS = 8;
+  let own: OwnStore;
+
+  before(async () => {
+    own = await ownStore(
+      "tessera-ferretdb-8000-",
+      async (dir) => {
+        // One account's database made by FerretDB, then 7,999 more as copies of it, so that the
+        // store starts with 8,000 databases (as after a restart) without making each through it.
+        const maker = await startFerretdb(dir, () => {});
+        const client = await MongoClient.connect(maker.url);
+        await client.db("acct0").collection<{ _id: string; n: number }>("t").insertOne({ _id: "r", n: -1 });
+        await client.close();
+        await maker.stop();
+        for (let i = 1; i < ACCOUNTS; i++)
+          copyFileSync(path.join(dir, "acct0.sqlite"), path.join(dir, `acct${i}.sqlite`));
+        // No database closes for being idle while the test runs: only the bound keeps files free.
+        return startFerretdb(dir, () => {}, ferretdbLimitedTo(dir, FILE_LIMIT), {
+          FERRETDB_SQLITE_IDLE_TIMEOUT: "24h",
+        });
+      },
+      CLIENTS,
+    );
+  });
+
+  after(() => own?.stop());
+
+  /** Each account once, CLIENTS at a time: `use` on each; the most SQLite files seen open meanwhile. */
+  async function everyAccount(use: (i: number) => Promise<void>): Promise<number> {
+    const pid = own.store.pid!;
+    let next = 0;
+    let most = 0;
+    const client = async () => {
+      for (let i = next++; i < ACCOUNTS; i = next++) {
+        await use(i);
+        if (i % 50 === 0) most = Math.max(most, sqliteFiles(pid));
+      }
+    };
+    await Promise.all(Array.from({ length: CLIENTS }, client));
+    return most;
+  }
+
+  const rows = (i: number) => own.client.db(`acct${i}`).collection<{ _id: string; n: number }>("t");
+
+  it("writes and reads every account, every request answered, its SQLite files within the bound", async () => {
+    const written = await everyAccount(async (i) => {
+      const result = await rows(i).updateOne({ _id: "r" }, { $set: { n: i } });
+      expect(result.modifiedCount, `acct${i}`).to.equal(1);
+    });
+    // Every account again, each long let go: its database opens again, and holds what was written.
+    const read = await everyAccount(async (i) => {
+      expect(await rows(i).findOne({ _id: "r" }), `acct${i}`).to.deep.equal({ _id: "r", n: i });
+    });
+    // The bound's databases, four files each, and those of the requests in flight, of the
+    // metadata database and of the let-go databases still closing (at most 16).
+    const ceiling = 4 * (BOUND + CLIENTS + 1 + 16);
+    expect(written).to.be.at.most(ceiling);
+    expect(read).to.be.at.most(ceiling);
   });
 });
