@@ -8,8 +8,9 @@
  * accounts are used within that time, the open files stay within a bound the
  * file limit can hold. A database closed keeps its WAL and shared-memory files
  * (so that opening it again does not create them); dropping it removes them.
+ * The dev stack starts FerretDB under FERRETDB_FILE_LIMIT open files where it may set that limit.
  */
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import {
   chmodSync,
   existsSync,
@@ -57,6 +58,21 @@ async function ownStore(prefix: string, start: (dir: string) => Promise<StartedS
 }
 
 type OwnStore = Awaited<ReturnType<typeof ownStore>>;
+
+/** Writes a row in account i's database (made by the write when new) and reads it back. */
+async function writeAndRead(client: MongoClient, i: number): Promise<void> {
+  const rows = client.db(`acct${i}`).collection<{ _id: string }>("t");
+  await rows.insertOne({ _id: `r${i}` });
+  expect(await rows.findOne({ _id: `r${i}` })).to.deep.equal({ _id: `r${i}` });
+}
+
+/** FerretDB started under a file limit of its own (prlimit runs it in its own process). */
+function startUnderFileLimit(dir: string, limit: number): Promise<StartedStore> {
+  const wrapper = path.join(dir, "ferretdb-limited");
+  writeFileSync(wrapper, `#!/bin/sh\nexec prlimit --nofile=${limit}:${limit} ${ferretdbBinary} "$@"\n`);
+  chmodSync(wrapper, 0o755);
+  return startFerretdb(path.join(dir, "state"), () => {}, wrapper);
+}
 
 describe("FerretDB patch: open files bounded by the databases in use", function () {
   this.timeout(120_000);
@@ -110,20 +126,7 @@ describe("FerretDB patch: the default bound of open databases follows the file l
   let own: OwnStore;
 
   before(async () => {
-    own = await ownStore(
-      "tessera-ferretdb-default-",
-      (dir) => {
-        // FerretDB started under the file limit (prlimit runs it in its own process).
-        const wrapper = path.join(dir, "ferretdb-limited");
-        writeFileSync(
-          wrapper,
-          `#!/bin/sh\nexec prlimit --nofile=${FILE_LIMIT}:${FILE_LIMIT} ${ferretdbBinary} "$@"\n`,
-        );
-        chmodSync(wrapper, 0o755);
-        return startFerretdb(path.join(dir, "state"), () => {}, wrapper);
-      },
-      4,
-    );
+    own = await ownStore("tessera-ferretdb-default-", (dir) => startUnderFileLimit(dir, FILE_LIMIT), 4);
   });
 
   after(() => own?.stop());
@@ -132,9 +135,7 @@ describe("FerretDB patch: the default bound of open databases follows the file l
     const pid = own.store.pid!;
     let most = 0;
     const used = async (i: number) => {
-      const rows = own.client.db(`acct${i}`).collection<{ _id: string }>("t");
-      await rows.insertOne({ _id: `r${i}` });
-      expect(await rows.findOne({ _id: `r${i}` })).to.deep.equal({ _id: `r${i}` });
+      await writeAndRead(own.client, i);
       most = Math.max(most, sqliteFiles(pid));
     };
     for (let i = 0; i < ACCOUNTS; i += 4) await Promise.all([i, i + 1, i + 2, i + 3].map(used));
@@ -199,5 +200,74 @@ describe("FerretDB patch: open databases bounded, whatever the accounts used wit
     // OPEN databases' idle connections, and those of the requests in flight (4 clients, the
     // metadata database), three files each.
     expect(most).to.be.at.most(3 * 2 * (OPEN + 4 + 1));
+  });
+});
+
+describe("FerretDB patch: 8,000 accounts within the idle timeout, under a low file limit", function () {
+  // Making 8,000 databases takes the store about 80 s on two shared cores (a new database is a
+  // new file, its tables and indexes, each written through): the test is as long as that.
+  this.timeout(240_000);
+  /** The store's file limit: three quarters of it hold 2,000 × 3 / 4 / 3 = 500 databases' idle connections. */
+  const FILE_LIMIT = 2000;
+  const BOUND = 500;
+  /** Accounts used within the idle timeout: sixteen times the bound, 24,000 files if all were kept open. */
+  const ACCOUNTS = 8000;
+  const CLIENTS = 8;
+  let own: OwnStore;
+
+  before(async () => {
+    own = await ownStore(
+      "tessera-ferretdb-thousands-",
+      (dir) => startUnderFileLimit(dir, FILE_LIMIT),
+      CLIENTS,
+    );
+  });
+
+  after(() => own?.stop());
+
+  it("answers every request of 8,000 accounts, within its file limit and the bound", async () => {
+    const pid = own.store.pid!;
+    let most = 0;
+    const used = async (i: number) => {
+      await writeAndRead(own.client, i);
+      // Counting is a readlink per open file: every 100th account is enough to see the bound.
+      if (i % 100 === 0) most = Math.max(most, sqliteFiles(pid));
+    };
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: CLIENTS }, async () => {
+        for (let i = next++; i < ACCOUNTS; i = next++) await used(i);
+      }),
+    );
+    // A request that found the file limit reached would have failed (too many open files): none did.
+    // The bound's databases, those of the requests in flight and of the metadata database, and
+    // those being let go meanwhile, three files each.
+    expect(most).to.be.at.least(3 * BOUND * 0.9);
+    expect(most).to.be.at.most(3 * (BOUND + CLIENTS + 1) + 3 * CLIENTS);
+  });
+});
+
+describe("dev stack: FerretDB started under FERRETDB_FILE_LIMIT", () => {
+  it("runs FerretDB under the limit asked (a lower one here: any process may lower its limit)", function () {
+    this.timeout(60_000);
+    const stores = path.resolve(import.meta.dirname, "../../../services/dev-stack/src/stores.ts");
+    const dir = mkdtempSync(path.join(os.tmpdir(), "tessera-ferretdb-limit-"));
+    // A process of its own: the dev stack reads its settings once per process.
+    const script =
+      `import { readFileSync } from "node:fs";\n` +
+      `import { startFerretdb } from ${JSON.stringify(stores)};\n` +
+      `const store = await startFerretdb(${JSON.stringify(dir)}, () => {});\n` +
+      `process.stdout.write(readFileSync("/proc/" + store.pid + "/limits", "utf8"));\n` +
+      `await store.stop();\n`;
+    try {
+      const run = spawnSync(process.execPath, ["--input-type=module", "-e", script], {
+        env: { ...process.env, FERRETDB_FILE_LIMIT: "4096" },
+        encoding: "utf8",
+      });
+      expect(run.status, run.stderr).to.equal(0);
+      expect(run.stdout).to.match(/^Max open files\s+4096\s+4096\s+files/m);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
