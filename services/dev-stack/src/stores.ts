@@ -7,6 +7,8 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdirSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
+import { devStackConfig } from "./config.ts";
+import { type FileLimitPlan, machineFileLimitFacts, planFileLimit, underFileLimit } from "./file-limit.ts";
 
 export interface StartedStore {
   url: string;
@@ -83,7 +85,23 @@ export function stopper(child: ChildProcess): () => Promise<void> {
     });
 }
 
-/** Starts FerretDB with its SQLite backend, state under `stateDir`. */
+let filePlan: FileLimitPlan | undefined;
+
+/** FerretDB's open-file limit (FERRETDB_FILE_LIMIT, as far as this process may set it), decided once. */
+function ferretdbFileLimit(log: (line: string) => void): FileLimitPlan {
+  if (!filePlan) {
+    const wanted = devStackConfig().FERRETDB_FILE_LIMIT;
+    filePlan = planFileLimit(wanted, machineFileLimitFacts());
+    if (filePlan.note)
+      log(`ferretdb: open-file limit ${filePlan.limit ?? "inherited"}, not ${wanted}: ${filePlan.note}`);
+  }
+  return filePlan;
+}
+
+/**
+ * Starts FerretDB with its SQLite backend, state under `stateDir`, under the open-file limit of
+ * FERRETDB_FILE_LIMIT where this process may set it (file-limit.ts).
+ */
 export async function startFerretdb(
   stateDir: string,
   log: (line: string) => void,
@@ -95,19 +113,20 @@ export async function startFerretdb(
   }
   mkdirSync(stateDir, { recursive: true });
   const port = await freePort();
-  const child = spawn(
-    binary,
-    [
-      "--handler=sqlite",
-      `--sqlite-url=file:${stateDir}/`,
-      `--listen-addr=127.0.0.1:${port}`,
-      "--debug-addr=-",
-      "--telemetry=disable",
-      "--log-level=error",
-      `--state-dir=${stateDir}`,
-    ],
-    { stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, ...env } },
-  );
+  const [command, args] = underFileLimit(ferretdbFileLimit(log), binary, [
+    "--handler=sqlite",
+    `--sqlite-url=file:${stateDir}/`,
+    `--listen-addr=127.0.0.1:${port}`,
+    "--debug-addr=-",
+    "--telemetry=disable",
+    "--log-level=error",
+    `--state-dir=${stateDir}`,
+  ]);
+  // prlimit sets the limit on itself and then runs FerretDB in its place (same process id).
+  const child = spawn(command, args, {
+    stdio: ["ignore", "ignore", "pipe"],
+    env: { ...process.env, ...env },
+  });
   child.stderr?.on("data", (chunk: Buffer) => log(`ferretdb: ${chunk.toString().trim()}`));
   tieToThisProcess(child);
   await waitForPort(port, child, "FerretDB");

@@ -8,8 +8,9 @@
  * accounts are used within that time, the open files stay within a bound the
  * file limit can hold. A database closed keeps its WAL and shared-memory files
  * (so that opening it again does not create them); dropping it removes them.
+ * The dev stack starts FerretDB under FERRETDB_FILE_LIMIT open files where it may set that limit.
  */
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import {
   chmodSync,
   copyFileSync,
@@ -59,12 +60,26 @@ async function ownStore(prefix: string, start: (dir: string) => Promise<StartedS
 
 type OwnStore = Awaited<ReturnType<typeof ownStore>>;
 
-/** A script in `dir` that runs FerretDB under an open-file limit of `files` (prlimit runs it in its own process). */
-function ferretdbLimitedTo(dir: string, files: number): string {
+/** Writes a row in account i's database (made by the write when new) and reads it back. */
+async function writeAndRead(client: MongoClient, i: number): Promise<void> {
+  const rows = client.db(`acct${i}`).collection<{ _id: string }>("t");
+  await rows.insertOne({ _id: `r${i}` });
+  expect(await rows.findOne({ _id: `r${i}` })).to.deep.equal({ _id: `r${i}` });
+}
+
+/** The state directory of a FerretDB that `ownStore` made in `dir`. */
+const stateOf = (dir: string) => path.join(dir, "state");
+
+/** FerretDB started in `stateOf(dir)` under a file limit of its own (prlimit runs it in its own process). */
+function startUnderFileLimit(
+  dir: string,
+  limit: number,
+  env: Record<string, string> = {},
+): Promise<StartedStore> {
   const wrapper = path.join(dir, "ferretdb-limited");
-  writeFileSync(wrapper, `#!/bin/sh\nexec prlimit --nofile=${files}:${files} ${ferretdbBinary} "$@"\n`);
+  writeFileSync(wrapper, `#!/bin/sh\nexec prlimit --nofile=${limit}:${limit} ${ferretdbBinary} "$@"\n`);
   chmodSync(wrapper, 0o755);
-  return wrapper;
+  return startFerretdb(stateOf(dir), () => {}, wrapper, env);
 }
 
 describe("FerretDB patch: open files bounded by the databases in use", function () {
@@ -119,13 +134,7 @@ describe("FerretDB patch: the default bound of open databases follows the file l
   let own: OwnStore;
 
   before(async () => {
-    own = await ownStore(
-      "tessera-ferretdb-default-",
-      (dir) => {
-        return startFerretdb(path.join(dir, "state"), () => {}, ferretdbLimitedTo(dir, FILE_LIMIT));
-      },
-      4,
-    );
+    own = await ownStore("tessera-ferretdb-default-", (dir) => startUnderFileLimit(dir, FILE_LIMIT), 4);
   });
 
   after(() => own?.stop());
@@ -134,9 +143,7 @@ describe("FerretDB patch: the default bound of open databases follows the file l
     const pid = own.store.pid!;
     let most = 0;
     const used = async (i: number) => {
-      const rows = own.client.db(`acct${i}`).collection<{ _id: string }>("t");
-      await rows.insertOne({ _id: `r${i}` });
-      expect(await rows.findOne({ _id: `r${i}` })).to.deep.equal({ _id: `r${i}` });
+      await writeAndRead(own.client, i);
       most = Math.max(most, sqliteFiles(pid));
     };
     for (let i = 0; i < ACCOUNTS; i += 4) await Promise.all([i, i + 1, i + 2, i + 3].map(used));
@@ -206,6 +213,8 @@ describe("FerretDB patch: open databases bounded, whatever the accounts used wit
 });
 
 describe("FerretDB patch: 8,000 accounts used at once after a start, under a file limit of 2,000", function () {
+  // Copying 8,000 databases and starting the store on them takes seconds; writing and reading every
+  // one 48 s at a load of 10, 68 s at 10 with other tests beside it.
   this.timeout(600_000);
   const ACCOUNTS = 8000;
   /** A quarter of the accounts' 4 files each: without the bound, a quarter of them would fit. */
@@ -221,7 +230,7 @@ describe("FerretDB patch: 8,000 accounts used at once after a start, under a fil
       async (dir) => {
         // One account's database made by FerretDB, then 7,999 more as copies of it, so that the
         // store starts with 8,000 databases (as after a restart) without making each through it.
-        const maker = await startFerretdb(dir, () => {});
+        const maker = await startFerretdb(stateOf(dir), () => {});
         const client = await MongoClient.connect(maker.url);
         await client.db("acct0").collection<{ _id: string; n: number }>("t").insertOne({ _id: "r", n: -1 });
         await client.close();
@@ -229,9 +238,7 @@ describe("FerretDB patch: 8,000 accounts used at once after a start, under a fil
         for (let i = 1; i < ACCOUNTS; i++)
           copyFileSync(path.join(dir, "acct0.sqlite"), path.join(dir, `acct${i}.sqlite`));
         // No database closes for being idle while the test runs: only the bound keeps files free.
-        return startFerretdb(dir, () => {}, ferretdbLimitedTo(dir, FILE_LIMIT), {
-          FERRETDB_SQLITE_IDLE_TIMEOUT: "24h",
-        });
+        return startUnderFileLimit(dir, FILE_LIMIT, { FERRETDB_SQLITE_IDLE_TIMEOUT: "24h" });
       },
       CLIENTS,
     );
@@ -270,5 +277,30 @@ describe("FerretDB patch: 8,000 accounts used at once after a start, under a fil
     const ceiling = 4 * (BOUND + CLIENTS + 1 + 16);
     expect(written).to.be.at.most(ceiling);
     expect(read).to.be.at.most(ceiling);
+  });
+});
+
+describe("dev stack: FerretDB started under FERRETDB_FILE_LIMIT", () => {
+  it("runs FerretDB under the limit asked (a lower one here: any process may lower its limit)", function () {
+    this.timeout(60_000);
+    const stores = path.resolve(import.meta.dirname, "../../../services/dev-stack/src/stores.ts");
+    const dir = mkdtempSync(path.join(os.tmpdir(), "tessera-ferretdb-limit-"));
+    // A process of its own: the dev stack reads its settings once per process.
+    const script =
+      `import { readFileSync } from "node:fs";\n` +
+      `import { startFerretdb } from ${JSON.stringify(stores)};\n` +
+      `const store = await startFerretdb(${JSON.stringify(dir)}, () => {});\n` +
+      `process.stdout.write(readFileSync("/proc/" + store.pid + "/limits", "utf8"));\n` +
+      `await store.stop();\n`;
+    try {
+      const run = spawnSync(process.execPath, ["--input-type=module", "-e", script], {
+        env: { ...process.env, FERRETDB_FILE_LIMIT: "4096" },
+        encoding: "utf8",
+      });
+      expect(run.status, run.stderr).to.equal(0);
+      expect(run.stdout).to.match(/^Max open files\s+4096\s+4096\s+files/m);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
