@@ -235,8 +235,8 @@ describe("FerretDB patch: 8,000 accounts used at once after a start, under a fil
         await client.db("acct0").collection<{ _id: string; n: number }>("t").insertOne({ _id: "r", n: -1 });
         await client.close();
         await maker.stop();
-        for (let i = 1; i < ACCOUNTS; i++)
-          copyFileSync(path.join(dir, "acct0.sqlite"), path.join(dir, `acct${i}.sqlite`));
+        const template = path.join(stateOf(dir), "acct0.sqlite");
+        for (let i = 1; i < ACCOUNTS; i++) copyFileSync(template, path.join(stateOf(dir), `acct${i}.sqlite`));
         // No database closes for being idle while the test runs: only the bound keeps files free.
         return startUnderFileLimit(dir, FILE_LIMIT, { FERRETDB_SQLITE_IDLE_TIMEOUT: "24h" });
       },
