@@ -3,6 +3,7 @@
  * shared/config), read from the environment and validated once, on first use.
  */
 import { z } from "zod";
+import { parseConfig } from "../../../shared/config/config.ts";
 
 /**
  * FerretDB's open-file limit when the dev stack starts it. MongoDB's production notes recommend
@@ -23,13 +24,9 @@ const devStackSchema = z.object({
 
 export type DevStackConfig = z.infer<typeof devStackSchema>;
 
+/** The dev stack's settings of `env`; throws the services' ConfigError listing every bad variable. */
 export function parseDevStackConfig(env: NodeJS.ProcessEnv): DevStackConfig {
-  const parsed = devStackSchema.safeParse(env);
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
-    throw new Error(`invalid dev stack setting: ${problems}`);
-  }
-  return parsed.data;
+  return parseConfig(devStackSchema, env);
 }
 
 let parsedOnce: DevStackConfig | undefined;
