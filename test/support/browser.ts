@@ -70,6 +70,19 @@ export async function screenshot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true });
 }
 
+/**
+ * After a failed test on a page the next tests go on using: saves its screenshot, then closes
+ * any dialog it left open (a modal takes every click), so that one failure stays one failure
+ * instead of failing every later test of the page on "dialog intercepts pointer events".
+ */
+export async function afterFailure(page: Page, name: string): Promise<void> {
+  await screenshot(page, name);
+  await page.evaluate(() => {
+    for (const dialog of Array.from(document.querySelectorAll("dialog[open]")))
+      (dialog as HTMLDialogElement).close();
+  });
+}
+
 /** Signs an administrator of an account (acme unless named) in to the console, and waits for the projects. */
 export async function signIn(
   page: Page,

@@ -22,7 +22,15 @@ import type { Page, Route } from "playwright-core";
 import { demoProject } from "../../fixtures/demo-project.ts";
 import { putAdmin } from "../../support/admins.ts";
 import { axeViolations } from "../../support/axe.ts";
-import { type Browser, DESKTOP, PHONE, screenshot, signIn, startBrowser } from "../../support/browser.ts";
+import {
+  afterFailure,
+  type Browser,
+  DESKTOP,
+  PHONE,
+  screenshot,
+  signIn,
+  startBrowser,
+} from "../../support/browser.ts";
 import { adminClient, projectClient } from "../../support/http.ts";
 import { type Platform, startPlatform } from "../../support/platform.ts";
 import { until } from "../../support/until.ts";
@@ -206,7 +214,7 @@ describe("console in Chromium: phones and accessibility", function () {
       });
       afterEach(async function () {
         if (this.currentTest?.state === "failed")
-          await screenshot(page, `failed-${size.name}-${this.currentTest.title.slice(0, 40)}`);
+          await afterFailure(page, `failed-${size.name}-${this.currentTest.title.slice(0, 40)}`);
       });
       after(() => page.close());
 
@@ -476,7 +484,7 @@ describe("console in Chromium: phones and accessibility", function () {
           await expectGoodScreen(visitor, shot("explorer-visitor"), "Data explorer: log in");
         } catch (err) {
           // What the visitor's tab showed (afterEach shows the administrator's tab).
-          await screenshot(visitor, `failed-${size.name}-explorer-visitor`);
+          await afterFailure(visitor, `failed-${size.name}-explorer-visitor`);
           throw err;
         } finally {
           await visitor.close();
@@ -494,7 +502,7 @@ describe("console in Chromium: phones and accessibility", function () {
     });
     afterEach(async function () {
       if (this.currentTest?.state === "failed")
-        await screenshot(page, `failed-details-${this.currentTest.title.slice(0, 40)}`);
+        await afterFailure(page, `failed-details-${this.currentTest.title.slice(0, 40)}`);
     });
     after(() => page.close());
 

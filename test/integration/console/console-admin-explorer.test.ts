@@ -14,7 +14,7 @@ import type { Page } from "playwright-core";
 import type { AuditEntryView } from "../../../services/data/src/http/admin/audit-routes.ts";
 import { demoProject } from "../../fixtures/demo-project.ts";
 import { adminKey, putAdmin } from "../../support/admins.ts";
-import { type Browser, screenshot, signIn, startBrowser } from "../../support/browser.ts";
+import { afterFailure, type Browser, screenshot, signIn, startBrowser } from "../../support/browser.ts";
 import { adminClient, projectClient } from "../../support/http.ts";
 import { type Platform, startPlatform } from "../../support/platform.ts";
 import { until } from "../../support/until.ts";
@@ -61,7 +61,7 @@ describe("console in Chromium: the data explorer with the administrator's own se
 
   afterEach(async function () {
     if (this.currentTest?.state === "failed")
-      await screenshot(page, `failed-admin-explorer-${this.currentTest.title.slice(0, 40)}`);
+      await afterFailure(page, `failed-admin-explorer-${this.currentTest.title.slice(0, 40)}`);
   });
 
   after(async () => {

@@ -13,7 +13,15 @@ import { expect } from "chai";
 import type { Page } from "playwright-core";
 import { demoProject } from "../../fixtures/demo-project.ts";
 import { adminAuthentication, adminKey, putAdmin } from "../../support/admins.ts";
-import { type Browser, DESKTOP, PHONE, screenshot, signIn, startBrowser } from "../../support/browser.ts";
+import {
+  afterFailure,
+  type Browser,
+  DESKTOP,
+  PHONE,
+  screenshot,
+  signIn,
+  startBrowser,
+} from "../../support/browser.ts";
 import { adminClient, projectClient } from "../../support/http.ts";
 import { type Platform, startPlatform } from "../../support/platform.ts";
 
@@ -83,7 +91,7 @@ describe("console in Chromium: admin screens", function () {
       });
       afterEach(async function () {
         if (this.currentTest?.state === "failed")
-          await screenshot(page, `failed-screens-${size.name}-${this.currentTest.title.slice(0, 40)}`);
+          await afterFailure(page, `failed-screens-${size.name}-${this.currentTest.title.slice(0, 40)}`);
       });
       after(() => page.close());
 

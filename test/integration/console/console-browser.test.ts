@@ -18,7 +18,7 @@ import type { Page } from "playwright-core";
 import { verifyWebhook } from "../../../services/data/src/hooks/signature.ts";
 import { demoProject } from "../../fixtures/demo-project.ts";
 import { adminKey, putAdmin } from "../../support/admins.ts";
-import { type Browser, screenshot, signIn, startBrowser } from "../../support/browser.ts";
+import { afterFailure, type Browser, screenshot, signIn, startBrowser } from "../../support/browser.ts";
 import {
   editorSelection,
   editorText,
@@ -118,7 +118,7 @@ describe("console in Chromium", function () {
   afterEach(async function () {
     // The screen as it was when a step failed, to see why.
     if (this.currentTest?.state === "failed")
-      await screenshot(page, `failed-${this.currentTest.title.slice(0, 40)}`);
+      await afterFailure(page, `failed-${this.currentTest.title.slice(0, 40)}`);
   });
 
   after(async () => {

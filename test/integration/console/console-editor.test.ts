@@ -12,7 +12,14 @@ import { expect } from "chai";
 import type { Page } from "playwright-core";
 import { demoProject } from "../../fixtures/demo-project.ts";
 import { putAdmin } from "../../support/admins.ts";
-import { type Browser, PHONE, screenshot, signIn, startBrowser } from "../../support/browser.ts";
+import {
+  afterFailure,
+  type Browser,
+  PHONE,
+  screenshot,
+  signIn,
+  startBrowser,
+} from "../../support/browser.ts";
 import {
   editorSelection,
   editorText,
@@ -62,7 +69,7 @@ describe("console in Chromium: the definition editor", function () {
 
   afterEach(async function () {
     if (this.currentTest?.state === "failed")
-      await screenshot(page, `failed-editor-${this.currentTest.title.slice(0, 40)}`);
+      await afterFailure(page, `failed-editor-${this.currentTest.title.slice(0, 40)}`);
   });
 
   after(async () => {

@@ -18,7 +18,7 @@ import { readFileSync } from "node:fs";
 import { expect } from "chai";
 import type { Page, Request } from "playwright-core";
 import { demoProject } from "../../fixtures/demo-project.ts";
-import { type Browser, screenshot, startBrowser } from "../../support/browser.ts";
+import { afterFailure, type Browser, startBrowser } from "../../support/browser.ts";
 import {
   expectGood,
   logInToProject,
@@ -495,7 +495,7 @@ describe("console in Chromium: the data explorer's grid", function () {
     });
     afterEach(async function () {
       if (this.currentTest?.state === "failed")
-        await screenshot(page, `failed-grid-files-${this.currentTest.title.slice(0, 40)}`);
+        await afterFailure(page, `failed-grid-files-${this.currentTest.title.slice(0, 40)}`);
     });
     after(() => page.close());
 
