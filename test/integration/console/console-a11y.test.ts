@@ -506,6 +506,42 @@ describe("console in Chromium: phones and accessibility", function () {
     });
     after(() => page.close());
 
+    it("opens a dialog whose text scrolls with that text already a region in the tab order (from its first frame)", async () => {
+      // What each dialog's scrolling text was when the dialog first drew: looked at in the first
+      // animation frame after it opened (frames run before resize observers, so a box measured only
+      // by an observer is not yet a region there; axe-core, a keystroke or a test can come then).
+      await page.evaluate(() => {
+        const seen: string[] = [];
+        (window as unknown as { firstFrames: string[] }).firstFrames = seen;
+        new MutationObserver((changes) => {
+          for (const change of changes) {
+            const dialog = change.target as HTMLDialogElement;
+            if (change.attributeName !== "open" || !dialog.open) continue;
+            requestAnimationFrame(() => {
+              const box = dialog.querySelector(".scroll");
+              const scrolls = box !== null && box.scrollHeight > box.clientHeight;
+              seen.push(
+                `${scrolls ? "scrolls" : "fits"} ${box?.getAttribute("role")} ${box?.getAttribute("tabindex")}`,
+              );
+            });
+          }
+        }).observe(document, { attributes: true, attributeFilter: ["open"], subtree: true });
+      });
+      await page.getByRole("banner").getByRole("link", { name: "Projects" }).click();
+      await page.getByRole("link", { name: "shop", exact: true }).click();
+      await page.getByRole("link", { name: "Revisions" }).click();
+      await page.getByRole("button", { name: "View" }).first().click();
+      const dialog = page.getByRole("dialog", { name: "Revision 1" });
+      await dialog.getByText('"purchaseorder"', { exact: false }).waitFor();
+      await page.waitForFunction(
+        () => (window as unknown as { firstFrames: string[] }).firstFrames.length > 0,
+      );
+      const frames = await page.evaluate(() => (window as unknown as { firstFrames: string[] }).firstFrames);
+      expect(frames).to.deep.equal(["scrolls region 0"]);
+      await page.keyboard.press("Escape");
+      await dialog.waitFor({ state: "detached" });
+    });
+
     it("says it is loading (aria-busy) and offers Retry when a load fails", async () => {
       let held: Route | undefined;
       let release: () => void = () => {};

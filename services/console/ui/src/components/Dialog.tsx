@@ -1,6 +1,6 @@
 /** A modal dialog (the browser's own <dialog>: Escape closes it, focus stays inside). */
 import type { ComponentChildren } from "preact";
-import { useLayoutEffect, useRef } from "preact/hooks";
+import { useCallback, useLayoutEffect, useRef } from "preact/hooks";
 
 /** The title may hold names: isolate them (`<bdi>`), so that their text cannot reorder it. */
 export function Dialog(props: {
@@ -8,16 +8,18 @@ export function Dialog(props: {
   onClose: () => void;
   children: ComponentChildren;
 }) {
-  const ref = useRef<HTMLDialogElement>(null);
-  // Opened before the first paint, so the dialog is never shown without its focus trap.
-  useLayoutEffect(() => {
-    const dialog = ref.current;
-    if (!dialog) return;
-    if (!dialog.open) dialog.showModal();
-    return () => dialog.open && dialog.close();
+  const ref = useRef<HTMLDialogElement | null>(null);
+  // Opened as soon as it is in the page (a ref is set before any layout effect runs), so the
+  // dialog is never shown without its focus trap, and what its content measures in its own
+  // layout effects (a ScrollArea: whether it scrolls) is measured in the open dialog, not in a
+  // closed one that has no size.
+  const open = useCallback((dialog: HTMLDialogElement | null) => {
+    ref.current = dialog;
+    if (dialog && !dialog.open) dialog.showModal();
   }, []);
+  useLayoutEffect(() => () => ref.current?.open && ref.current.close(), []);
   return (
-    <dialog ref={ref} class="dialog" aria-labelledby="dialog-title" onClose={props.onClose}>
+    <dialog ref={open} class="dialog" aria-labelledby="dialog-title" onClose={props.onClose}>
       <h2 id="dialog-title">{props.title}</h2>
       {props.children}
     </dialog>
