@@ -63,6 +63,11 @@ interface AuditState extends RequestState {
   auditCaller?: { caller: AdminCaller; account: string | undefined };
 }
 
+/** Whether the request is reported to the audit trail (its caller named by `auditAs`): the rest need no summary. */
+export function isAudited(ctx: Context): boolean {
+  return (ctx.state as AuditState).auditCaller !== undefined;
+}
+
 export function noteAudit(ctx: Context, note: AuditNote): void {
   const state = ctx.state as AuditState;
   state.audit = { ...state.audit, ...note };

@@ -8,10 +8,13 @@
 /** Nesting levels of objects and arrays a request body may have (a top-level object is one). */
 export const MAX_JSON_DEPTH = 64;
 
+/** Made once: a decode without `{ stream: true }` keeps nothing from one call to the next. */
+const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true });
+
 /** The bytes as text, or undefined when they are not well-formed UTF-8. */
 export function decodeUtf8(bytes: Uint8Array): string | undefined {
   try {
-    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    return STRICT_UTF8.decode(bytes);
   } catch {
     return undefined;
   }

@@ -68,10 +68,13 @@ export function requestContext(logger: Logger): Middleware {
     try {
       await next();
     } finally {
-      const ms = Math.round((performance.now() - started) * 10) / 10;
-      const access = { method: ctx.method, url: redactUrl(loggedUrl(ctx)), status: ctx.status, ms };
-      if (log) log.info(access, "request");
-      else if (logger.isLevelEnabled("info")) logger.info({ ...bindings, ...access }, "request");
+      // The line's fields are made only when it is written (LOG_LEVEL above info writes none).
+      if ((log ?? logger).isLevelEnabled("info")) {
+        const ms = Math.round((performance.now() - started) * 10) / 10;
+        const access = { method: ctx.method, url: redactUrl(loggedUrl(ctx)), status: ctx.status, ms };
+        if (log) log.info(access, "request");
+        else logger.info({ ...bindings, ...access }, "request");
+      }
     }
   };
 }

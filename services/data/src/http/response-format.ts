@@ -25,6 +25,9 @@ export const FORMAT_HEADERS = [
   "X-liveapicreatorLogic-ResponseFormat",
 ] as const;
 
+/** The format headers as one `Vary` addition (one read and write of the header instead of one per name). */
+const VARY_FORMAT_HEADERS: string[] = [...FORMAT_HEADERS];
+
 export const CONTENT_TYPES: Record<ResponseFormat, string> = {
   json: "application/json; charset=utf-8",
   jsonObject: "application/json; charset=utf-8",
@@ -67,7 +70,7 @@ export function requestedFormat(
 
 /** The format of a GET answer; `version`: the API version's default applies (absent: JSON). */
 export function formatOf(ctx: Context, params: QueryParams, version?: VersionModel): ResponseFormat {
-  for (const name of FORMAT_HEADERS) ctx.vary(name);
+  ctx.vary(VARY_FORMAT_HEADERS);
   const headers = ctx.headers;
   return requestedFormat(
     params,

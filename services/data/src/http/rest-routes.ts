@@ -6,7 +6,12 @@
  */
 import Router from "@koa/router";
 import type { Context } from "koa";
-import { type AuditSink, auditedWhenAdmin, noteAudit } from "../../../../shared/admin-access/audit.ts";
+import {
+  type AuditSink,
+  auditedWhenAdmin,
+  isAudited,
+  noteAudit,
+} from "../../../../shared/admin-access/audit.ts";
 import { ApiError, errors } from "../../../../shared/errors.ts";
 import { readJsonBody } from "../../../../shared/http/json-body.ts";
 import { decodePathSegment } from "../../../../shared/http/path-segment.ts";
@@ -276,7 +281,11 @@ export function restRouter(deps: RestDeps): Router {
       },
       deps.planExtension,
     );
-    noteAudit(ctx, { summary: `${r.project.name}/${r.version.name}: ${changeSummary(result.plan.changes)}` });
+    // Only an administrator's writes are audited: the summary is made for those alone.
+    if (isAudited(ctx))
+      noteAudit(ctx, {
+        summary: `${r.project.name}/${r.version.name}: ${changeSummary(result.plan.changes)}`,
+      });
     const answer = renderWriteAnswer(result, writeAnswerParts(r.params));
     const final = await deps.scripts.responseEvents(r, request, answer, true);
     ctx.status = answer.statusCode;
