@@ -9,7 +9,7 @@
  * under its prefix, and its databases when MONGO_URL points at a shared server.
  */
 import { randomBytes } from "node:crypto";
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { Redis } from "ioredis";
@@ -164,7 +164,13 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       dataEnv,
       dataNodeArgs,
       data: data!,
-      cpuGroups: { edge: edge.pid, data: data!.process.pid, auth: auth!.process.pid, store: mongo.pid },
+      cpuGroups: {
+        edge: edge.pid,
+        data: data!.process.pid,
+        auth: auth!.process.pid,
+        store: mongo.pid,
+        redis: await localRedisPid(redis.url),
+      },
       async startServer(name: string, script: string, env: NodeJS.ProcessEnv, nodeArgs: string[] = []) {
         return start(name, script, await freePort(), env, nodeArgs);
       },
@@ -202,5 +208,19 @@ async function dropDatabases(url: string, prefix: string): Promise<void> {
     }
   } finally {
     await connection.close();
+  }
+}
+
+/**
+ * The pid of the Redis server at `url` when it runs on this machine (its INFO names a process
+ * this machine has), so that a row counts the CPU Redis spent on it too; undefined otherwise.
+ */
+async function localRedisPid(url: string): Promise<number | undefined> {
+  const client = new Redis(url, { maxRetriesPerRequest: 1 });
+  try {
+    const pid = Number((await client.info("server")).match(/^process_id:(\d+)/m)?.[1]);
+    return Number.isInteger(pid) && existsSync(`/proc/${pid}/stat`) ? pid : undefined;
+  } finally {
+    client.disconnect();
   }
 }

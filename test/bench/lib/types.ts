@@ -46,8 +46,9 @@ export interface RowResult {
   /** undefined when the row has no goal. */
   met?: boolean;
   /**
-   * CPU (user + system) the edge, the data service (with its sandbox processes) and the auth
-   * service spent while the row was measured, per request of the row (ms).
+   * CPU (user + system) the edge, the data service (with its sandbox processes), the auth
+   * service, the store, Redis (when it runs on this machine: all its clients' work) and a peer
+   * (Parse) while it runs spent while the row was measured, per request of the row (ms).
    */
   cpuMsPerRequest?: Record<string, number>;
   /** When requests failed under load: status and body of one more request sent afterwards. */
