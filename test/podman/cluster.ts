@@ -22,6 +22,20 @@ export const CONTAINERS_CONF = path.join(repoRoot, "deploy/podman/containers.con
 const EDGE_PORT = 8080;
 const DATA_SERVICE_PORT = 8082;
 
+/** The last `lines` lines a container wrote, its standard output and error interleaved as podman kept them. */
+export async function containerLogs(container: string, lines: number): Promise<string> {
+  try {
+    const { stdout, stderr } = await exec("podman", ["logs", "--tail", String(lines), container], {
+      env: { ...process.env, CONTAINERS_CONF },
+      timeout: 30_000,
+      maxBuffer: 16 * 1024 * 1024,
+    });
+    return `${stdout}${stderr}`;
+  } catch (err) {
+    return `(no logs: ${(err as Error).message})`;
+  }
+}
+
 /** Runs podman with the project's containers.conf; throws with its stderr on failure. */
 export async function podman(args: string[], timeoutMs = 180_000): Promise<string> {
   try {

@@ -18,7 +18,7 @@ import { adminClient, call, keyHeader, projectClient } from "../support/http.ts"
 import { openSse } from "../support/sse.ts";
 import { until } from "../support/until.ts";
 import { runWalkThrough } from "../support/walkthrough.ts";
-import { type PlayedPod, PodmanCluster, podman } from "./cluster.ts";
+import { containerLogs, type PlayedPod, PodmanCluster, podman } from "./cluster.ts";
 
 const SMOKE = ["1", "true", "yes"].includes(process.env.TEST_DEPLOY_SMOKE ?? "");
 const RECEIVER_PORT = 9099;
@@ -98,7 +98,21 @@ describe("the manifests, played on podman (make test-deploy)", function () {
     );
   });
 
+  // When a step failed: the last lines each pod's main container logged, before the pods go.
+  let failed = false;
+  afterEach(function () {
+    if (this.currentTest?.state === "failed") failed = true;
+  });
+
   after(async () => {
+    if (failed) {
+      for (const pod of cluster.pods.values()) {
+        const logs = await containerLogs(pod.container, 15);
+        process.stdout.write(
+          `\n      ${pod.container}, its last lines:\n${logs.replace(/^/gm, "        ")}\n`,
+        );
+      }
+    }
     if (figures.length)
       process.stdout.write(`\n      figures:\n${figures.map((f) => `        ${f}`).join("\n")}\n`);
     await cluster.close();
