@@ -112,6 +112,10 @@ describe("the manifests, played on podman (make test-deploy)", function () {
           `\n      ${pod.container}, its last lines:\n${logs.replace(/^/gm, "        ")}\n`,
         );
       }
+      const edge = (await cluster.edgeErrors()).split("\n").slice(-15).join("\n");
+      process.stdout.write(
+        `\n      the edge's error log, its last lines:\n${edge.replace(/^/gm, "        ")}\n`,
+      );
     }
     if (figures.length)
       process.stdout.write(`\n      figures:\n${figures.map((f) => `        ${f}`).join("\n")}\n`);
