@@ -107,8 +107,9 @@ export function RowDetail(props: {
   const changed = changedEdits.map(([k]) => k);
   // The edits are a draft of this row (kept in the tab, with the checksum they were made from)
   // until saved or dropped: an expired session, a 401 or a reload loses nothing, and saving
-  // later is still conditional on that checksum.
-  useEffect(() => {
+  // later is still conditional on that checksum. Written in the task of the edit itself (a layout
+  // effect), not after the next paint: a reload or a closed tab right after typing keeps it too.
+  useLayoutEffect(() => {
     if (!href || props.readOnly) return;
     const kept = Object.fromEntries(changedEdits);
     writeDraft<RowDraft>(
