@@ -3,7 +3,7 @@
  * sends the checksum as read; a 409 means someone changed the row meanwhile, and
  * Reload shows their version. Deleting sends the checksum too.
  */
-import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
+import { useLayoutEffect, useRef, useState } from "preact/hooks";
 import { ApiFailure, type Client, localPath } from "../api.ts";
 import { Confirm } from "../components/Dialog.tsx";
 import { ErrorNotice } from "../components/ErrorNotice.tsx";
