@@ -2,7 +2,8 @@
  * What a cluster would do around `podman kube play`, for `make test-deploy` (docs/operations.md,
  * "Run it on podman"): the overlay deploy/overlays/podman rendered by the pinned kustomize; its
  * Secrets made podman secrets; pods made from the Deployments' templates (the ReplicaSet
- * controller's part) and played on a podman network of their own; their readiness probes run as
+ * controller's part) and played on a podman network of their own, without DNS (the pods that stand
+ * in for Services have fixed addresses, which every pod's /etc/hosts names); their readiness probes run as
  * the kubelet runs them; the edge pod (nginx rendered from the routing table, playing the Ingress
  * controller and the Service tessera-data) told which pods are ready (the endpoints controller's
  * part); a pod replaced as a rolling update replaces it (pre-stop hook, then SIGTERM with the
@@ -22,32 +23,32 @@ export const CONTAINERS_CONF = path.join(repoRoot, "deploy/podman/containers.con
 const EDGE_PORT = 8080;
 const DATA_SERVICE_PORT = 8082;
 
-/** The last `lines` lines a container wrote, its standard output and error interleaved as podman kept them. */
-export async function containerLogs(container: string, lines: number): Promise<string> {
-  try {
-    const { stdout, stderr } = await exec("podman", ["logs", "--tail", String(lines), container], {
-      env: { ...process.env, CONTAINERS_CONF },
-      timeout: 30_000,
-      maxBuffer: 16 * 1024 * 1024,
-    });
-    return `${stdout}${stderr}`;
-  } catch (err) {
-    return `(no logs: ${(err as Error).message})`;
-  }
-}
-
 /** Runs podman with the project's containers.conf; throws with its stderr on failure. */
-export async function podman(args: string[], timeoutMs = 180_000): Promise<string> {
+async function runPodman(args: string[], timeoutMs: number): Promise<{ stdout: string; stderr: string }> {
   try {
-    const { stdout } = await exec("podman", args, {
+    return await exec("podman", args, {
       env: { ...process.env, CONTAINERS_CONF },
       timeout: timeoutMs,
       maxBuffer: 64 * 1024 * 1024,
     });
-    return stdout;
   } catch (err) {
     const e = err as { stderr?: string; message: string };
     throw new Error(`podman ${args.join(" ")}: ${e.stderr?.trim() || e.message}`);
+  }
+}
+
+/** Runs podman with the project's containers.conf: its standard output; throws with its stderr on failure. */
+export async function podman(args: string[], timeoutMs = 180_000): Promise<string> {
+  return (await runPodman(args, timeoutMs)).stdout;
+}
+
+/** The last `lines` lines a container wrote: its standard output, then its standard error. */
+export async function containerLogs(container: string, lines: number): Promise<string> {
+  try {
+    const { stdout, stderr } = await runPodman(["logs", "--tail", String(lines), container], 30_000);
+    return `${stdout}${stderr}`;
+  } catch (err) {
+    return `(no logs: ${(err as Error).message})`;
   }
 }
 
@@ -65,13 +66,37 @@ interface Container {
 export interface PlayedPod {
   name: string;
   service: string;
+  /** The pod's address on the run's network (what a cluster's Endpoints list). */
+  ip: string;
   /** The pod's main container (podman names it `<pod>-<container>`). */
   container: string;
   spec: {
     containers: Container[];
     terminationGracePeriodSeconds?: number;
     volumes?: { name: string; emptyDir?: object; [k: string]: unknown }[];
+    hostAliases?: { ip: string; hostnames: string[] }[];
   };
+}
+
+/**
+ * The pods that stand in for a cluster's Services, by the Service's name: they get fixed addresses
+ * on the run's network, and every pod finds them by name in its /etc/hosts (`hostAliases`), as a
+ * cluster's pods find a Service's ClusterIP through its DNS.
+ */
+const SERVICE_PODS = ["tessera-redis", "tessera-ferretdb", "tessera-edge"] as const;
+
+/** The last usable addresses of an IPv4 subnet (`10.89.3.0/24` -> 10.89.3.254, .253, …), one per name. */
+export function addressesAtTheEnd<T extends string>(subnet: string, names: readonly T[]): Record<T, string> {
+  const match = /^(\d+)\.(\d+)\.(\d+)\.(\d+)\/(\d+)$/.exec(subnet);
+  if (!match) throw new Error(`not an IPv4 subnet: ${subnet}`);
+  const [a, b, c, d, bits] = match.slice(1).map(Number) as [number, number, number, number, number];
+  const size = 2 ** (32 - bits);
+  if (size < names.length + 4)
+    throw new Error(`subnet ${subnet} is too small for ${names.length} fixed addresses`);
+  const address = ((a << 24) | (b << 16) | (c << 8) | d) >>> 0;
+  const broadcast = address - (address % size) + size - 1;
+  const dotted = (n: number) => [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join(".");
+  return Object.fromEntries(names.map((name, i) => [name, dotted(broadcast - 1 - i)])) as Record<T, string>;
 }
 
 export class PodmanCluster {
@@ -83,6 +108,8 @@ export class PodmanCluster {
   private readonly dir = mkdtempSync(path.join(os.tmpdir(), "tessera-podman-"));
   private readonly counters = new Map<string, number>();
   private edgeReplicas: Partial<Record<ServiceName, string[]>> = {};
+  /** The fixed addresses of the pods that stand in for Services (known once the network exists). */
+  private serviceAddresses?: Record<(typeof SERVICE_PODS)[number], string>;
   edgeUrl = "";
   /** When the edge was told of other endpoints (an nginx reload each). */
   readonly reloads: number[] = [];
@@ -113,7 +140,18 @@ export class PodmanCluster {
         );
       }
     }
-    await podman(["network", "create", this.network]);
+    // No DNS on the network: podman 4.3's aardvark-dns drops queries while it reloads for each
+    // container started (containers/aardvark-dns#389), and under load a lookup then waits out the
+    // resolver's 5 s timeout, twice. Pods find the Services' stand-ins by /etc/hosts instead.
+    await podman(["network", "create", "--disable-dns", this.network]);
+    const subnet = (
+      await podman(["network", "inspect", this.network, "--format", "{{range .Subnets}}{{.Subnet}} {{end}}"])
+    )
+      .trim()
+      .split(/\s+/)
+      .find((net) => net.includes("."));
+    if (!subnet) throw new Error(`the network ${this.network} has no IPv4 subnet`);
+    this.serviceAddresses = addressesAtTheEnd(subnet, SERVICE_PODS);
     // podman 4.3's kube play keeps a Secret document as YAML and then cannot read it for
     // secretKeyRef (it expects the data map as JSON): the Secret is given as a podman secret.
     for (const secret of ofKind(this.objects, "Secret")) {
@@ -160,6 +198,7 @@ export class PodmanCluster {
       v.name = `${name}-${v.name}`;
       this.volumes.push(v.name);
     }
+    played.hostAliases = this.hostAliases();
     const pod = {
       apiVersion: "v1",
       kind: "Pod",
@@ -168,10 +207,32 @@ export class PodmanCluster {
     };
     const file = path.join(this.dir, `${name}.yaml`);
     writeFileSync(file, yaml([...ofKind(this.objects, "ConfigMap"), pod]));
-    await podman(["kube", "play", "--network", this.network, file]);
-    const result = { name, service: deployment, container: `${name}-${spec.containers[0]!.name}`, spec };
+    const container = `${name}-${spec.containers[0]!.name}`;
+    const result = { name, service: deployment, container, ip: await this.play(file, name, container), spec };
     this.pods.set(name, result);
     return result;
+  }
+
+  /** The /etc/hosts entries of every pod: the Services' stand-ins by name. */
+  private hostAliases(): { ip: string; hostnames: string[] }[] {
+    if (!this.serviceAddresses) throw new Error("start() first: the network does not exist yet");
+    return Object.entries(this.serviceAddresses).map(([name, ip]) => ({ ip, hostnames: [name] }));
+  }
+
+  /** Plays a pod's file on the run's network (a Service's stand-in at its fixed address); its address. */
+  private async play(file: string, name: string, container: string): Promise<string> {
+    const fixed = this.serviceAddresses?.[name as (typeof SERVICE_PODS)[number]];
+    await podman(["kube", "play", "--network", this.network, ...(fixed ? ["--ip", fixed] : []), file]);
+    const ip = (
+      await podman([
+        "inspect",
+        container,
+        "--format",
+        "{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}",
+      ])
+    ).trim();
+    if (!ip) throw new Error(`${name} has no address on ${this.network}`);
+    return ip;
   }
 
   /** The pod's readiness probe, run as the kubelet runs it (httpGet from inside the pod: its loopback). */
@@ -232,21 +293,21 @@ export class PodmanCluster {
     });
   }
 
-  /** The ready pods of each service, as `<pod name>:<port>` (what the endpoints controller keeps). */
-  private endpoints(): Partial<Record<ServiceName, string[]>> {
+  /** The played pods of each service but `except`, as `<pod address>:<port>` (what the endpoints controller keeps). */
+  endpointsWithout(...except: string[]): Partial<Record<ServiceName, string[]>> {
     const out: Partial<Record<ServiceName, string[]>> = {};
     for (const pod of this.pods.values()) {
       const service = pod.service.replace(/^tessera-/, "") as ServiceName;
-      if (!["auth", "data", "console"].includes(service)) continue;
+      if (!["auth", "data", "console"].includes(service) || except.includes(pod.name)) continue;
       const port = pod.spec.containers[0]!.ports![0]!.containerPort;
-      out[service] = [...(out[service] ?? []), `${pod.name}:${port}`];
+      out[service] = [...(out[service] ?? []), `${pod.ip}:${port}`];
     }
     return out;
   }
 
   /** Plays the edge pod in front of the pods played so far, published on 127.0.0.1:`hostPort`. */
   async playEdge(hostPort: number): Promise<void> {
-    this.edgeReplicas = this.endpoints();
+    this.edgeReplicas = this.endpointsWithout();
     const edgeDir = path.join(this.dir, "edge");
     mkdirSync(edgeDir, { recursive: true });
     chmodSync(edgeDir, 0o777);
@@ -275,15 +336,18 @@ export class PodmanCluster {
           },
         ],
         volumes: [{ name: "edge", hostPath: { path: edgeDir, type: "Directory" } }],
+        hostAliases: this.hostAliases(),
       },
     };
     const file = path.join(this.dir, "tessera-edge.yaml");
     writeFileSync(file, yaml([pod]));
-    await podman(["kube", "play", "--network", this.network, file]);
+    const container = "tessera-edge-edge";
+    const ip = await this.play(file, "tessera-edge", container);
     this.pods.set("tessera-edge", {
       name: "tessera-edge",
       service: "tessera-edge",
-      container: "tessera-edge-edge",
+      container,
+      ip,
       spec: pod.spec as unknown as PlayedPod["spec"],
     });
     this.edgeUrl = `http://127.0.0.1:${hostPort}`;
@@ -307,18 +371,6 @@ export class PodmanCluster {
       "-s",
       "reload",
     ]);
-  }
-
-  /** The endpoints of every played service pod but `except`. */
-  endpointsWithout(...except: string[]): Partial<Record<ServiceName, string[]>> {
-    const all = this.endpoints();
-    for (const list of Object.values(all)) {
-      for (const name of except) {
-        const i = list.findIndex((e) => e.startsWith(`${name}:`));
-        if (i >= 0) list.splice(i, 1);
-      }
-    }
-    return all;
   }
 
   /** As the kubelet ends a pod: the pre-stop hook, then SIGTERM, SIGKILL after the grace period; then it is removed. */
